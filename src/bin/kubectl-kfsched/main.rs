@@ -1,0 +1,76 @@
+//! `kubectl kfsched`: parse the command line, run one command, print errors
+//! once, exit with SPEC §4's code. A broken pipe is not an error.
+
+mod cli;
+mod node;
+mod offline;
+
+use std::io::Write;
+
+use clap::{CommandFactory, Parser};
+
+use cli::{Cli, Command};
+use kfsched::exit::Exit;
+
+fn main() {
+    let code = match run() {
+        Ok(exit) => exit.code(),
+        Err(e) => {
+            if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+                0
+            } else {
+                eprintln!("error: {e:#}");
+                Exit::Usage.code()
+            }
+        }
+    };
+    std::process::exit(code);
+}
+
+fn run() -> Result<Exit, Box<dyn std::error::Error>> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // kustomize < 5.7 runs exec functions with no arguments, and the legacy
+    // exec-plugin protocol passes only a config file: both go to `fn`.
+    if let Some(exit) = offline::krm_entry(&args)? {
+        return Ok(exit);
+    }
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            let usage = e.use_stderr();
+            e.print()?;
+            return Ok(if usage { Exit::Usage } else { Exit::Ok });
+        }
+    };
+    let Some(command) = cli.command else {
+        Cli::command().print_help()?;
+        return Ok(Exit::Usage);
+    };
+    let policy = cli.policy;
+    match command {
+        Command::Rewrite(a) => offline::rewrite(a, policy, cli.verbose),
+        Command::Diff(a) => offline::diff(a, policy, cli.verbose),
+        Command::Explain(a) => offline::explain(a, policy, cli.verbose),
+        Command::Validate => offline::validate(policy),
+        Command::Schema => {
+            let s = serde_json::to_string_pretty(&kfsched::policy::schema::json_schema())?;
+            writeln!(std::io::stdout(), "{s}")?;
+            Ok(Exit::Ok)
+        }
+        Command::Fn(a) => offline::krm(a, policy),
+        Command::Node(a) => Ok(node::run(a, policy, cli.verbose)),
+        Command::Completion(a) => {
+            let shell = match a.shell {
+                cli::Shell::Bash => clap_complete::Shell::Bash,
+                cli::Shell::Zsh => clap_complete::Shell::Zsh,
+                cli::Shell::Fish => clap_complete::Shell::Fish,
+            };
+            clap_complete::generate(shell, &mut Cli::command(), "kubectl-kfsched", &mut std::io::stdout());
+            Ok(Exit::Ok)
+        }
+        Command::Version => {
+            writeln!(std::io::stdout(), "kfsched v{}", env!("CARGO_PKG_VERSION"))?;
+            Ok(Exit::Ok)
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! The offline commands: rewrite, diff, explain, validate, fn.
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+
+use kfsched::diag::Diagnostic;
+use kfsched::discover::{self, Source};
+use kfsched::exit::Exit;
+use kfsched::policy::Policy;
+use kfsched::rewrite::{self, FileOutcome, Input};
+
+use crate::cli::{Color, DiffArgs, ExplainArgs, FnArgs, Output, RewriteArgs};
+
+type R = Result<Exit, Box<dyn std::error::Error>>;
+
+fn print_diags(diags: &[Diagnostic]) {
+    let mut err = std::io::stderr().lock();
+    for d in diags {
+        let _ = writeln!(err, "error: {d}");
+    }
+}
+
+/// Finds and loads the policy, printing every problem.
+fn load_policy(explicit: Option<PathBuf>) -> Result<Policy, Exit> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let path = match discover::policy_path(explicit.as_deref(), std::env::var_os("KFSCHED_POLICY"), &cwd) {
+        Ok(p) => p,
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            return Err(Exit::Usage);
+        }
+    };
+    Policy::load(&path).map_err(|e| {
+        print_diags(&e.0);
+        Exit::Usage
+    })
+}
+
+/// Reads every input; unreadable ones are errors.
+fn read_inputs(paths: &[PathBuf]) -> Result<(Vec<Source>, Vec<Input>), Exit> {
+    let paths: Vec<PathBuf> = if paths.is_empty() { vec![PathBuf::from("-")] } else { paths.to_vec() };
+    let sources = discover::expand(&paths).map_err(|d| {
+        print_diags(&d);
+        Exit::Usage
+    })?;
+    let mut inputs = Vec::with_capacity(sources.len());
+    let mut errors = Vec::new();
+    let mut stdin_used = false;
+    for s in &sources {
+        match s {
+            Source::Stdin => {
+                if stdin_used {
+                    errors.push(Diagnostic::file("-", "stdin (-) given more than once"));
+                    continue;
+                }
+                stdin_used = true;
+                let mut buf = Vec::new();
+                if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
+                    errors.push(Diagnostic::file("<stdin>", format!("cannot read: {e}")));
+                }
+                inputs.push(Input { file: s.name(), bytes: buf });
+            }
+            Source::File(p) => match std::fs::read(p) {
+                Ok(b) => inputs.push(Input { file: s.name(), bytes: b }),
+                Err(e) => errors.push(Diagnostic::file(&s.name(), format!("cannot read: {e}"))),
+            },
+        }
+    }
+    if !errors.is_empty() {
+        print_diags(&errors);
+        return Err(Exit::Usage);
+    }
+    Ok((sources, inputs))
+}
+
+/// Runs the engine over all inputs; any error stops everything before a byte is written.
+fn run_all(inputs: &[Input], policy: &Policy, verbose: bool) -> Result<Vec<FileOutcome>, Exit> {
+    let results = rewrite::process_all(inputs, policy);
+    let mut outcomes = Vec::with_capacity(results.len());
+    let mut errors = Vec::new();
+    for r in results {
+        match r {
+            Ok(o) => outcomes.push(o),
+            Err(d) => errors.extend(d),
+        }
+    }
+    if !errors.is_empty() {
+        print_diags(&errors);
+        let n = inputs.len();
+        eprintln!("error: nothing was written ({} problem{} in {n} input{})", errors.len(), if errors.len() == 1 { "" } else { "s" }, if n == 1 { "" } else { "s" });
+        return Err(Exit::Usage);
+    }
+    let mut err = std::io::stderr().lock();
+    for o in &outcomes {
+        for w in &o.warnings {
+            let _ = writeln!(err, "warning: {w}");
+        }
+        if verbose && !o.is_pipeline() {
+            let why = o.docs.iter().filter_map(|d| d.skipped_because.clone()).next().unwrap_or_else(|| "no pipeline".into());
+            let _ = writeln!(err, "skipped: {}: {why}", o.file);
+        }
+    }
+    Ok(outcomes)
+}
+
+fn use_color(c: Color) -> bool {
+    match c {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    }
+}
+
+pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
+    let policy = match load_policy(policy) {
+        Ok(p) => p,
+        Err(e) => return Ok(e),
+    };
+    let (sources, inputs) = match read_inputs(&a.paths) {
+        Ok(x) => x,
+        Err(e) => return Ok(e),
+    };
+    if a.in_place && sources.contains(&Source::Stdin) {
+        eprintln!("error: --in-place cannot write back to stdin; give file or directory paths");
+        return Ok(Exit::Usage);
+    }
+    if a.in_place && a.check {
+        eprintln!("error: --in-place and --check exclude each other: --check writes nothing");
+        return Ok(Exit::Usage);
+    }
+    let to_stdout = !a.in_place && !a.check && !a.diff;
+    if to_stdout && inputs.len() != 1 {
+        eprintln!(
+            "error: {} inputs and no --in-place, --check or --diff: only one input can be written to stdout",
+            inputs.len()
+        );
+        return Ok(Exit::Usage);
+    }
+    let outcomes = match run_all(&inputs, &policy, verbose) {
+        Ok(o) => o,
+        Err(e) => return Ok(e),
+    };
+    let mut stdout = std::io::stdout().lock();
+    if to_stdout {
+        let o = &outcomes[0];
+        match &o.output {
+            Some(text) => stdout.write_all(text.as_bytes())?,
+            None => stdout.write_all(&inputs[0].bytes)?,
+        }
+        stdout.flush()?;
+        return Ok(Exit::Ok);
+    }
+    let color = use_color(a.color);
+    let mut changed = 0usize;
+    for (o, input) in outcomes.iter().zip(&inputs) {
+        let Some(text) = &o.output else { continue };
+        changed += 1;
+        if a.diff {
+            let old = String::from_utf8_lossy(&input.bytes);
+            stdout.write_all(kfsched::diff::unified(&old, text, &o.file, color).as_bytes())?;
+        }
+        if a.check && !a.diff {
+            eprintln!("would rewrite {}", o.file);
+        }
+    }
+    if a.in_place {
+        // Validate every target before writing any.
+        for (o, src) in outcomes.iter().zip(&sources) {
+            if let (Some(_), Source::File(p)) = (&o.output, src) {
+                if let Ok(m) = std::fs::metadata(p) {
+                    if m.permissions().readonly() {
+                        eprintln!("error: {}: the file is read-only; nothing was written (make it writable or leave out --in-place)", o.file);
+                        return Ok(Exit::Usage);
+                    }
+                }
+            }
+        }
+        for (o, src) in outcomes.iter().zip(&sources) {
+            if let (Some(text), Source::File(p)) = (&o.output, src) {
+                if let Err(e) = discover::write_atomic(p, text.as_bytes()) {
+                    eprintln!("error: {}: cannot write: {e}", o.file);
+                    return Ok(Exit::Usage);
+                }
+                if verbose {
+                    eprintln!("rewrote {}", o.file);
+                }
+            }
+        }
+    }
+    stdout.flush()?;
+    Ok(if a.check && changed > 0 { Exit::Differences } else { Exit::Ok })
+}
+
+pub fn diff(a: DiffArgs, policy: Option<PathBuf>, verbose: bool) -> R {
+    let policy = match load_policy(policy) {
+        Ok(p) => p,
+        Err(e) => return Ok(e),
+    };
+    let (_, inputs) = match read_inputs(&a.paths) {
+        Ok(x) => x,
+        Err(e) => return Ok(e),
+    };
+    let outcomes = match run_all(&inputs, &policy, verbose) {
+        Ok(o) => o,
+        Err(e) => return Ok(e),
+    };
+    let color = use_color(a.color);
+    let mut stdout = std::io::stdout().lock();
+    let mut any = false;
+    for (o, input) in outcomes.iter().zip(&inputs) {
+        if let Some(text) = &o.output {
+            any = true;
+            let old = String::from_utf8_lossy(&input.bytes);
+            stdout.write_all(kfsched::diff::unified(&old, text, &o.file, color).as_bytes())?;
+        }
+    }
+    stdout.flush()?;
+    Ok(if any { Exit::Differences } else { Exit::Ok })
+}
+
+pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
+    let policy = match load_policy(policy) {
+        Ok(p) => p,
+        Err(e) => return Ok(e),
+    };
+    let (_, inputs) = match read_inputs(&a.paths) {
+        Ok(x) => x,
+        Err(e) => return Ok(e),
+    };
+    let outcomes = match run_all(&inputs, &policy, verbose) {
+        Ok(o) => o,
+        Err(e) => return Ok(e),
+    };
+    let mut stdout = std::io::stdout().lock();
+    match a.output {
+        Output::Text => stdout.write_all(kfsched::explain::text(&policy, &outcomes, verbose).as_bytes())?,
+        Output::Json => {
+            let j = kfsched::explain::json(&policy, &outcomes);
+            writeln!(stdout, "{}", serde_json::to_string_pretty(&j)?)?;
+        }
+    }
+    stdout.flush()?;
+    Ok(Exit::Ok)
+}
+
+pub fn validate(policy: Option<PathBuf>) -> R {
+    let p = match load_policy(policy) {
+        Ok(p) => p,
+        Err(e) => return Ok(e),
+    };
+    println!(
+        "{}: valid SchedulingPolicy {:?}: {} rule{}, {} node pool{}",
+        p.file,
+        p.name,
+        p.rules.len(),
+        if p.rules.len() == 1 { "" } else { "s" },
+        p.pools.len(),
+        if p.pools.len() == 1 { "" } else { "s" }
+    );
+    Ok(Exit::Ok)
+}
+
+/// Detects the KRM entry points that carry no subcommand: returns the exit
+/// code when one applied.
+pub fn krm_entry(_args: &[OsString]) -> Result<Option<Exit>, Box<dyn std::error::Error>> {
+    Ok(None)
+}
+
+pub fn krm(_a: FnArgs, _policy: Option<PathBuf>) -> R {
+    eprintln!("error: fn is not built yet");
+    let _ = Path::new(".");
+    Ok(Exit::Usage)
+}

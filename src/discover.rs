@@ -1,0 +1,137 @@
+//! Finding things on disk: the policy (`-p`, `$KFSCHED_POLICY`, the nearest
+//! `.kfsched.yaml` upward), the input files (directories recursed for
+//! `*.yaml`/`*.yml`), and writing results back atomically.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::diag::Diagnostic;
+
+/// The file name searched for upward from the current directory.
+pub const POLICY_FILE: &str = ".kfsched.yaml";
+
+/// Where the policy comes from.
+pub fn policy_path(explicit: Option<&Path>, env: Option<OsString>, cwd: &Path) -> Result<PathBuf, String> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(e) = env.filter(|e| !e.is_empty()) {
+        return Ok(PathBuf::from(e));
+    }
+    let mut dir = Some(cwd);
+    while let Some(d) = dir {
+        let candidate = d.join(POLICY_FILE);
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+        dir = d.parent();
+    }
+    Err(format!(
+        "no policy: pass -p/--policy FILE, set $KFSCHED_POLICY, or put a {POLICY_FILE} in {} or a parent directory",
+        cwd.display()
+    ))
+}
+
+/// One input to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    Stdin,
+    File(PathBuf),
+}
+
+impl Source {
+    pub fn name(&self) -> String {
+        match self {
+            Source::Stdin => "<stdin>".into(),
+            Source::File(p) => p.display().to_string(),
+        }
+    }
+}
+
+/// Expands the command-line paths: files as given, directories recursed
+/// (sorted, hidden entries skipped) for `*.yaml` and `*.yml`, `-` for stdin.
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<Source>, Vec<Diagnostic>> {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for p in paths {
+        if p.as_os_str() == "-" {
+            out.push(Source::Stdin);
+            continue;
+        }
+        match std::fs::metadata(p) {
+            Err(e) => errors.push(Diagnostic::file(&p.display().to_string(), format!("cannot read: {e}"))),
+            Ok(m) if m.is_dir() => {
+                let before = out.len();
+                walk(p, &mut out, &mut errors);
+                if out.len() == before && errors.is_empty() {
+                    errors.push(Diagnostic::file(
+                        &p.display().to_string(),
+                        "the directory holds no *.yaml or *.yml file; pass pipeline files or a directory that has some",
+                    ));
+                }
+            }
+            Ok(_) => out.push(Source::File(p.clone())),
+        }
+    }
+    if errors.is_empty() { Ok(out) } else { Err(errors) }
+}
+
+fn walk(dir: &Path, out: &mut Vec<Source>, errors: &mut Vec<Diagnostic>) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = match std::fs::read_dir(&d) {
+            Ok(e) => e,
+            Err(e) => {
+                errors.push(Diagnostic::file(&d.display().to_string(), format!("cannot read the directory: {e}")));
+                continue;
+            }
+        };
+        let mut files = Vec::new();
+        let mut dirs = Vec::new();
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') && name != POLICY_FILE {
+                continue;
+            }
+            let path = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => dirs.push(path),
+                Ok(_) => {
+                    if (name.ends_with(".yaml") || name.ends_with(".yml")) && name != POLICY_FILE {
+                        files.push(path);
+                    }
+                }
+                Err(_) => {}
+            }
+        }
+        files.sort();
+        dirs.sort();
+        out.extend(files.into_iter().map(Source::File));
+        stack.extend(dirs.into_iter().rev());
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory
+/// and a rename, keeping the file's permissions.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let meta = std::fs::metadata(path)?;
+    if meta.permissions().readonly() {
+        return Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "the file is read-only"));
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.kfsched-{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::set_permissions(&tmp, meta.permissions())?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

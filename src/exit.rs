@@ -1,0 +1,22 @@
+//! Exit codes (SPEC §4).
+
+/// How a command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Done, or nothing to change.
+    Ok = 0,
+    /// Differences found (`diff`, `--check`, `node diff`) or KRM error results.
+    Differences = 1,
+    /// Bad usage or invalid input; nothing was written.
+    Usage = 2,
+    /// Cluster or API failure, or a drain that did not complete.
+    Cluster = 3,
+    /// Interrupted (Ctrl-C).
+    Interrupted = 130,
+}
+
+impl Exit {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}

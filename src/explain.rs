@@ -1,0 +1,136 @@
+//! `explain`: every component, its names and images, which rules matched,
+//! why the others did not, and the scheduling that results.
+
+use serde_json::{Value as Json, json};
+
+use crate::policy::Policy;
+use crate::rewrite::FileOutcome;
+use crate::yaml::Value;
+use crate::yaml::block::flow_text;
+
+/// Rules that selected no component in any of the files.
+pub fn unmatched_rules<'p>(policy: &'p Policy, outcomes: &[FileOutcome]) -> Vec<&'p str> {
+    let mut hits = vec![0usize; policy.rules.len()];
+    for o in outcomes {
+        for (i, h) in o.rule_hits(policy.rules.len()).into_iter().enumerate() {
+            hits[i] += h;
+        }
+    }
+    policy.rules.iter().zip(hits).filter(|(_, h)| *h == 0).map(|(r, _)| r.name.as_str()).collect()
+}
+
+fn flow(j: &Json) -> String {
+    flow_text(&Value::from_json(j))
+}
+
+/// The text report.
+pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String {
+    let mut out = String::new();
+    for o in outcomes {
+        if !o.is_pipeline() && !verbose {
+            continue;
+        }
+        out.push_str(&format!("{}{}\n", o.file, if o.changed() { "  (would change)" } else { "" }));
+        for d in &o.docs {
+            if let Some(why) = &d.skipped_because {
+                if verbose {
+                    out.push_str(&format!("  document {}: skipped: {why}\n", d.index + 1));
+                }
+                continue;
+            }
+            let pipeline = d.components.first().and_then(|c| c.pipeline.clone());
+            let kind = d.components.first().map(|c| c.kind.clone()).unwrap_or_default();
+            out.push_str(&format!(
+                "  document {}: {}{}{}\n",
+                d.index + 1,
+                d.format,
+                if kind.is_empty() { String::new() } else { format!(" {kind}") },
+                pipeline.map(|p| format!(", pipeline {p:?}")).unwrap_or_default()
+            ));
+            for c in &d.components {
+                out.push_str(&format!("    {}\n", c.label));
+                out.push_str(&format!("      names:   {}\n", c.names.join(", ")));
+                if !c.images.is_empty() {
+                    out.push_str(&format!("      images:  {}\n", c.images.join(", ")));
+                }
+                for (rule, v) in policy.rules.iter().zip(&c.verdicts) {
+                    match v.reason() {
+                        None => out.push_str(&format!("      matched  {}\n", rule.name)),
+                        Some(why) => out.push_str(&format!("      not      {}: {why}\n", rule.name)),
+                    }
+                }
+                let result = if c.after.as_object().is_some_and(|m| m.is_empty()) { "(none)".to_string() } else { flow(&c.after) };
+                out.push_str(&format!("      result:  {result}{}\n", if c.changed { "" } else { "  (unchanged)" }));
+                for w in &c.warnings {
+                    out.push_str(&format!("      warning: {w}\n"));
+                }
+            }
+            for s in &d.skipped {
+                out.push_str(&format!("    {}: skipped: {}\n", s.label, s.reason));
+            }
+        }
+    }
+    let unmatched = unmatched_rules(policy, outcomes);
+    if !unmatched.is_empty() {
+        out.push_str(&format!("rules that matched nothing: {}\n", unmatched.join(", ")));
+    }
+    out
+}
+
+/// The JSON report (`-o json`).
+pub fn json(policy: &Policy, outcomes: &[FileOutcome]) -> Json {
+    let files: Vec<Json> = outcomes
+        .iter()
+        .map(|o| {
+            let docs: Vec<Json> = o
+                .docs
+                .iter()
+                .map(|d| {
+                    let comps: Vec<Json> = d
+                        .components
+                        .iter()
+                        .map(|c| {
+                            let rules: Vec<Json> = policy
+                                .rules
+                                .iter()
+                                .zip(&c.verdicts)
+                                .map(|(r, v)| json!({"rule": r.name, "matched": v.selected(), "reason": v.reason()}))
+                                .collect();
+                            json!({
+                                "component": c.label,
+                                "kind": c.kind,
+                                "pipeline": c.pipeline,
+                                "names": c.names,
+                                "images": c.images,
+                                "rules": rules,
+                                "before": c.before,
+                                "after": c.after,
+                                "changed": c.changed,
+                                "warnings": c.warnings,
+                            })
+                        })
+                        .collect();
+                    let skipped: Vec<Json> = d.skipped.iter().map(|s| json!({"component": s.label, "reason": s.reason})).collect();
+                    json!({
+                        "index": d.index,
+                        "format": d.format,
+                        "skippedBecause": d.skipped_because,
+                        "components": comps,
+                        "skipped": skipped,
+                    })
+                })
+                .collect();
+            json!({
+                "file": o.file,
+                "changed": o.changed(),
+                "documents": docs,
+                "warnings": o.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "policy": policy.file,
+        "files": files,
+        "unmatchedRules": unmatched_rules(policy, outcomes),
+    })
+}

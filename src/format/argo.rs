@@ -1,0 +1,502 @@
+//! Argo `Workflow`, `WorkflowTemplate`, `ClusterWorkflowTemplate` and
+//! `CronWorkflow` documents, which is also what KFP v1 compiles to.
+//!
+//! Components are the pod-creating templates (`container`, `script`,
+//! `resource`, `containerSet`, `data`). Argo *replaces* a workflow-level
+//! `tolerations`/`nodeSelector`/`affinity` with a template's own, so when a
+//! template lacks a field kfsched starts from the workflow's value: the
+//! pod's effective scheduling only ever grows.
+
+use std::collections::HashMap;
+
+use super::{Change, Component, Place, Skipped, field, field_str, push_unique};
+use crate::sched::{Changed, Sched, Term, opaque, pref_from_k8s, term_from_raw, tol_from_raw};
+use crate::yaml::edit::{Edit, Flavor, Placement};
+use crate::yaml::tree::{Kind, NodeId, Tree};
+use crate::yaml::value::{Value, node_value};
+
+pub const KINDS: &[&str] = &["Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"];
+
+const POD_TYPES: &[&str] = &["container", "script", "resource", "containerSet", "data"];
+const SCHEDULING: &[&str] = &["tolerations", "nodeSelector", "affinity"];
+
+/// The key order kfp 1.8 writes a template in (`_op_to_template`).
+pub const KFP_V1_TEMPLATE_ORDER: &[&str] = &[
+    "name",
+    "parallelism",
+    "container",
+    "resource",
+    "script",
+    "containerSet",
+    "data",
+    "inputs",
+    "outputs",
+    "dag",
+    "nodeSelector",
+    "tolerations",
+    "affinity",
+    "metadata",
+    "retryStrategy",
+    "activeDeadlineSeconds",
+    "initContainers",
+    "sidecars",
+    "volumes",
+    "podSpecPatch",
+];
+
+/// Labels and annotations kfp 1.8 adds after the user's own.
+const KFP_V1_LABELS: &[&str] = &[
+    "pipelines.kubeflow.org/kfp_sdk_version",
+    "pipelines.kubeflow.org/pipeline-sdk-type",
+    "pipelines.kubeflow.org/enable_caching",
+];
+const KFP_V1_ANNOTATIONS: &[&str] = &[
+    "pipelines.kubeflow.org/component_spec",
+    "pipelines.kubeflow.org/component_ref",
+    "pipelines.kubeflow.org/arguments.parameters",
+    "pipelines.kubeflow.org/max_cache_staleness",
+];
+
+const REQUIRED: &str = "requiredDuringSchedulingIgnoredDuringExecution";
+const PREFERRED: &str = "preferredDuringSchedulingIgnoredDuringExecution";
+
+/// One Argo workflow-like document.
+#[derive(Clone, Debug)]
+pub struct Workflow {
+    pub doc: usize,
+    pub kind: String,
+    /// Compiled by kfp 1.8 (it stamps `pipelines.kubeflow.org/kfp_sdk_version`).
+    pub kfp_v1: bool,
+    pub name: Option<String>,
+    /// The `WorkflowSpec` (`spec`, or `spec.workflowSpec` for a CronWorkflow).
+    pub spec: Option<NodeId>,
+    pub components: Vec<Component>,
+    pub skipped: Vec<Skipped>,
+    /// Scheduling on `templateDefaults` or on a DAG/steps template: kfsched
+    /// refuses to edit such a workflow (the effect depends on the Argo version).
+    pub refusal: Option<(NodeId, String)>,
+}
+
+impl Workflow {
+    pub fn parse(tree: &Tree, doc: usize, root: NodeId, kind: &str) -> Result<Workflow, (NodeId, String)> {
+        let meta = field(tree, root, "metadata");
+        let name = meta
+            .and_then(|m| field_str(tree, m, "name").map(str::to_string).or_else(|| field_str(tree, m, "generateName").map(|g| g.trim_end_matches('-').to_string())));
+        let kfp_v1 = meta.is_some_and(|m| {
+            ["annotations", "labels"]
+                .iter()
+                .any(|k| field(tree, m, k).is_some_and(|a| tree.get_value(a, "pipelines.kubeflow.org/kfp_sdk_version").is_some()))
+        });
+        let spec = field(tree, root, "spec").and_then(|s| if kind == "CronWorkflow" { field(tree, s, "workflowSpec") } else { Some(s) });
+        let mut w = Workflow {
+            doc,
+            kind: kind.to_string(),
+            kfp_v1,
+            name: name.clone(),
+            spec,
+            components: Vec::new(),
+            skipped: Vec::new(),
+            refusal: None,
+        };
+        let Some(spec) = spec.filter(|&s| tree.kind(s) == Kind::Map) else {
+            return Ok(w);
+        };
+        if let Some(td) = field(tree, spec, "templateDefaults") {
+            if let Some(k) = SCHEDULING.iter().find(|k| field(tree, td, k).is_some()) {
+                w.refusal = Some((
+                    field(tree, td, k).unwrap_or(td),
+                    format!("spec.templateDefaults sets {k}, which Argo merges into every template differently across versions; move it onto the templates (or the workflow spec) before using kfsched"),
+                ));
+            }
+        }
+        let Some(templates) = field(tree, spec, "templates").filter(|&t| tree.kind(t) == Kind::Seq) else {
+            return Ok(w);
+        };
+        let list: Vec<NodeId> = tree.items(templates).filter(|&t| tree.kind(t) == Kind::Map).collect();
+        let mut by_name: HashMap<&str, NodeId> = HashMap::new();
+        for &t in &list {
+            if let Some(n) = field_str(tree, t, "name") {
+                by_name.insert(n, t);
+            }
+            let is_group = field(tree, t, "dag").is_some() || field(tree, t, "steps").is_some();
+            if is_group && w.refusal.is_none() {
+                if let Some(k) = SCHEDULING.iter().find(|k| field(tree, t, k).is_some()) {
+                    let tn = field_str(tree, t, "name").unwrap_or("?");
+                    w.refusal = Some((
+                        field(tree, t, k).unwrap_or(t),
+                        format!("the {} template {tn:?} sets {k}, which Argo applies to its child pods only from v3.6 on; move it onto the pod templates before using kfsched", if field(tree, t, "dag").is_some() { "DAG" } else { "steps" }),
+                    ));
+                }
+            }
+        }
+        // Who calls each template, and by which paths from the entrypoint.
+        let mut called: HashMap<String, Vec<String>> = HashMap::new();
+        if let Some(entry) = field_str(tree, spec, "entrypoint") {
+            let mut stack: Vec<(String, String, Vec<String>)> = vec![(entry.to_string(), String::new(), vec![])];
+            while let Some((tname, prefix, chain)) = stack.pop() {
+                let Some(&t) = by_name.get(tname.as_str()) else { continue };
+                let mut calls: Vec<NodeId> = Vec::new();
+                if let Some(tasks) = field(tree, t, "dag").and_then(|d| field(tree, d, "tasks")) {
+                    calls.extend(tree.items(tasks));
+                }
+                if let Some(steps) = field(tree, t, "steps") {
+                    for group in tree.items(steps) {
+                        match tree.kind(group) {
+                            Kind::Seq => calls.extend(tree.items(group)),
+                            Kind::Map => calls.push(group),
+                            _ => {}
+                        }
+                    }
+                }
+                let mut next = Vec::new();
+                for call in calls {
+                    let (Some(cname), Some(target)) = (field_str(tree, call, "name"), field_str(tree, call, "template")) else {
+                        continue;
+                    };
+                    let path = format!("{prefix}{cname}");
+                    let names = called.entry(target.to_string()).or_default();
+                    push_unique(names, cname);
+                    push_unique(names, &path);
+                    if !chain.iter().any(|c| c == target) && target != tname {
+                        let mut c2 = chain.clone();
+                        c2.push(tname.clone());
+                        next.push((target.to_string(), format!("{path}/"), c2));
+                    }
+                }
+                stack.extend(next.into_iter().rev());
+            }
+        }
+        for &t in &list {
+            let tname = field_str(tree, t, "name").unwrap_or("").to_string();
+            let Some(kind_key) = POD_TYPES.iter().find(|k| field(tree, t, k).is_some()) else {
+                continue;
+            };
+            let mut names = Vec::new();
+            push_unique(&mut names, &tname);
+            for n in called.get(&tname).into_iter().flatten() {
+                push_unique(&mut names, n);
+            }
+            if let Some(ann) = field(tree, t, "metadata").and_then(|m| field(tree, m, "annotations")) {
+                if let Some(d) = field_str(tree, ann, "pipelines.kubeflow.org/task_display_name") {
+                    push_unique(&mut names, d);
+                }
+                if let Some(spec_json) = field_str(tree, ann, "pipelines.kubeflow.org/component_spec") {
+                    if let Ok(j) = serde_json::from_str::<serde_json::Value>(spec_json) {
+                        if let Some(n) = j.get("name").and_then(|n| n.as_str()) {
+                            push_unique(&mut names, n);
+                        }
+                    }
+                }
+            }
+            let mut images = Vec::new();
+            for k in ["container", "script"] {
+                if let Some(img) = field(tree, t, k).and_then(|c| field_str(tree, c, "image")) {
+                    images.push(img.to_string());
+                }
+            }
+            if let Some(cs) = field(tree, t, "containerSet").and_then(|c| field(tree, c, "containers")) {
+                for c in tree.items(cs) {
+                    if let Some(img) = field_str(tree, c, "image") {
+                        images.push(img.to_string());
+                    }
+                }
+            }
+            w.components.push(Component {
+                kind: kind.to_string(),
+                pipeline: name.clone(),
+                names,
+                images,
+                label: format!("template {tname:?} ({kind_key})"),
+                place: Place::Argo { template: t, workflow: doc },
+            });
+        }
+        Ok(w)
+    }
+
+    /// A template's scheduling, seeded from the workflow where Argo would fall back to it.
+    pub fn read(&self, tree: &Tree, template: NodeId) -> Sched {
+        let mut s = Sched::default();
+        let own = |k: &str| field(tree, template, k).map(|n| node_value(tree, n));
+        let wf = |k: &str| self.spec.and_then(|sp| field(tree, sp, k)).map(|n| node_value(tree, n));
+        let tolerations = own("tolerations").filter(|v| !v.is_empty_or_null()).or_else(|| wf("tolerations"));
+        if let Some(Value::Seq(items)) = tolerations {
+            s.tolerations = items.iter().map(tol_from_raw).collect();
+        }
+        let ns = own("nodeSelector").filter(|v| !v.is_empty_or_null()).or_else(|| wf("nodeSelector"));
+        if let Some(Value::Map(m)) = ns {
+            s.node_selector = m;
+        }
+        let affinity = if field(tree, template, "affinity").is_some() { own("affinity") } else { wf("affinity") };
+        if let Some(a) = affinity {
+            read_affinity(&a, &mut s);
+        }
+        if let Some(md) = own("metadata") {
+            if let Some(Value::Map(l)) = md.get("labels") {
+                s.labels = l.clone();
+            }
+            if let Some(Value::Map(a)) = md.get("annotations") {
+                s.annotations = a.clone();
+            }
+        }
+        s
+    }
+
+    /// Edits for this workflow's changed templates.
+    pub fn write(&self, tree: &Tree, flavor: Flavor, changes: &[Change]) -> Vec<Edit> {
+        let mut edits = Vec::new();
+        let v1 = flavor == Flavor::KfpV1;
+        let placement = if v1 { Placement::Canonical(KFP_V1_TEMPLATE_ORDER) } else { Placement::End };
+        for ch in changes {
+            let Place::Argo { template, .. } = ch.component.place else { continue };
+            let c = ch.changed;
+            let set = |key: &str, desired: Value, edits: &mut Vec<Edit>| match tree.get_value(template, key) {
+                Some(node) => edits.push(Edit::Reconcile {
+                    node,
+                    desired,
+                    placement: Placement::End,
+                }),
+                None => edits.push(Edit::Insert {
+                    map: template,
+                    key: key.to_string(),
+                    value: desired,
+                    placement: placement.clone(),
+                }),
+            };
+            if c.node_selector {
+                let mut m = ch.after.node_selector.clone();
+                if ch.before.node_selector.is_empty() && !v1 {
+                    m.sort_by(|a, b| a.0.cmp(&b.0));
+                }
+                set("nodeSelector", Value::Map(m), &mut edits);
+            }
+            if c.tolerations {
+                set("tolerations", Value::Seq(ch.after.tolerations.iter().map(|t| t.raw.clone()).collect()), &mut edits);
+            }
+            if c.affinity() {
+                let base = if c.replaced_affinity {
+                    None
+                } else if field(tree, template, "affinity").is_some() {
+                    field(tree, template, "affinity").map(|n| node_value(tree, n))
+                } else {
+                    self.spec.and_then(|sp| field(tree, sp, "affinity")).map(|n| node_value(tree, n))
+                };
+                set("affinity", affinity_value(base, &ch.after, c), &mut edits);
+            }
+            if c.labels || c.annotations {
+                edits.extend(metadata_edits(tree, template, ch, v1, &placement));
+            }
+        }
+        edits
+    }
+}
+
+/// Edits for pod labels and annotations in a template's (or pod template's) `metadata`.
+pub(crate) fn metadata_edits(tree: &Tree, holder: NodeId, ch: &Change, v1: bool, placement: &Placement) -> Vec<Edit> {
+    let c = ch.changed;
+    let mut edits = Vec::new();
+    let parts: Vec<(&str, Vec<(String, Value)>, &[(String, Value)], &'static [&'static str])> = [
+        (c.annotations, "annotations", &ch.after.annotations, &ch.before.annotations, KFP_V1_ANNOTATIONS),
+        (c.labels, "labels", &ch.after.labels, &ch.before.labels, KFP_V1_LABELS),
+    ]
+    .into_iter()
+    .filter(|p| p.0)
+    .map(|(_, key, after, before, sdk_keys)| {
+        let mut m = after.clone();
+        if before.is_empty() && !v1 {
+            m.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        if v1 {
+            // kfp adds its own keys after the user's: new keys go before them.
+            let is_new = |k: &str| !before.iter().any(|(b, _)| b == k);
+            let new: Vec<(String, Value)> = m.iter().filter(|(k, _)| is_new(k)).cloned().collect();
+            let mut old: Vec<(String, Value)> = m.into_iter().filter(|(k, _)| !is_new(k)).collect();
+            let pos = old.iter().position(|(k, _)| sdk_keys.contains(&k.as_str())).unwrap_or(old.len());
+            for (i, e) in new.into_iter().enumerate() {
+                old.insert(pos + i, e);
+            }
+            m = old;
+        }
+        (key, m, before.as_slice(), if v1 { sdk_keys } else { &[][..] })
+    })
+    .collect();
+    match field(tree, holder, "metadata").filter(|&m| tree.kind(m) == Kind::Map) {
+        Some(md) => {
+            for (key, m, _, sdk_keys) in parts {
+                let inner = if sdk_keys.is_empty() { Placement::End } else { Placement::BeforeAny(sdk_keys) };
+                match tree.get_value(md, key) {
+                    Some(node) => edits.push(Edit::Reconcile {
+                        node,
+                        desired: Value::Map(m),
+                        placement: inner,
+                    }),
+                    None => edits.push(Edit::Insert {
+                        map: md,
+                        key: key.to_string(),
+                        value: Value::Map(m),
+                        placement: Placement::End,
+                    }),
+                }
+            }
+        }
+        None => {
+            let value = Value::Map(parts.into_iter().map(|(k, m, _, _)| (k.to_string(), Value::Map(m))).collect());
+            match tree.get_value(holder, "metadata") {
+                Some(node) => edits.push(Edit::Reconcile {
+                    node,
+                    desired: value,
+                    placement: Placement::End,
+                }),
+                None => edits.push(Edit::Insert {
+                    map: holder,
+                    key: "metadata".into(),
+                    value,
+                    placement: placement.clone(),
+                }),
+            }
+        }
+    }
+    edits
+}
+
+/// Reads a core/v1 Affinity value into a [`Sched`].
+pub(crate) fn read_affinity(a: &Value, s: &mut Sched) {
+    if let Some(na) = a.get("nodeAffinity") {
+        if let Some(Value::Seq(terms)) = na.get(REQUIRED).and_then(|r| r.get("nodeSelectorTerms")) {
+            for t in terms {
+                let term = term_from_raw(t);
+                if !term.reqs.is_empty() {
+                    s.required.push(term);
+                }
+            }
+        }
+        if let Some(Value::Seq(prefs)) = na.get(PREFERRED) {
+            s.preferred = prefs.iter().map(pref_from_k8s).collect();
+        }
+    }
+    for (key, req, pref) in [("podAffinity", 0, 1), ("podAntiAffinity", 2, 3)] {
+        let Some(pa) = a.get(key) else { continue };
+        let lists = [
+            &mut s.pod_affinity_required,
+            &mut s.pod_affinity_preferred,
+            &mut s.pod_anti_affinity_required,
+            &mut s.pod_anti_affinity_preferred,
+        ];
+        let lists = lists;
+        if let Some(Value::Seq(items)) = pa.get(REQUIRED) {
+            *lists[req] = items.iter().map(opaque).collect();
+        }
+        if let Some(Value::Seq(items)) = pa.get(PREFERRED) {
+            *lists[pref] = items.iter().map(opaque).collect();
+        }
+    }
+}
+
+/// Sets `key` in a map value: in place when present, else at the sorted
+/// position when kfsched created the map, else after the last key.
+fn put(map: &mut Value, key: &str, value: Value, fresh: bool) {
+    if let Value::Map(m) = map {
+        if let Some(slot) = m.iter_mut().find(|(k, _)| k == key) {
+            slot.1 = value;
+        } else if fresh {
+            let pos = m.iter().position(|(k, _)| k.as_str() > key).unwrap_or(m.len());
+            m.insert(pos, (key.to_string(), value));
+        } else {
+            m.push((key.to_string(), value));
+        }
+    }
+}
+
+fn take_map(parent: &Value, key: &str) -> (Value, bool) {
+    match parent.get(key) {
+        Some(v @ Value::Map(_)) => (v.clone(), false),
+        _ => (Value::Map(vec![]), true),
+    }
+}
+
+/// Empty terms stay where they are; the combined terms take the place of the
+/// first non-empty one (or go at the end).
+pub(crate) fn place_terms(original: &[Value], new: &[Term]) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut placed = false;
+    for t in original {
+        if term_from_raw(t).reqs.is_empty() {
+            out.push(t.clone());
+        } else if !placed {
+            out.extend(new.iter().map(|t| t.raw.clone()));
+            placed = true;
+        }
+    }
+    if !placed {
+        out.extend(new.iter().map(|t| t.raw.clone()));
+    }
+    out
+}
+
+/// The core/v1 Affinity a component should have after the change.
+pub(crate) fn affinity_value(base: Option<Value>, after: &Sched, c: Changed) -> Value {
+    // A replaced affinity is written whole from `after`.
+    let c = if c.replaced_affinity {
+        Changed {
+            required: true,
+            preferred: true,
+            pod_affinity: true,
+            ..c
+        }
+    } else {
+        c
+    };
+    let fresh = base.is_none();
+    let mut a = base.unwrap_or(Value::Map(vec![]));
+    if !matches!(a, Value::Map(_)) {
+        a = Value::Map(vec![]);
+    }
+    if c.required || c.preferred {
+        let (mut na, na_fresh) = take_map(&a, "nodeAffinity");
+        let na_fresh = na_fresh || fresh;
+        if c.required {
+            let (mut req, req_fresh) = take_map(&na, REQUIRED);
+            let original: Vec<Value> = req.get("nodeSelectorTerms").and_then(Value::as_seq).map(<[Value]>::to_vec).unwrap_or_default();
+            let terms = place_terms(&original, &after.required);
+            if terms.is_empty() {
+                na.remove(REQUIRED);
+            } else {
+                put(&mut req, "nodeSelectorTerms", Value::Seq(terms), req_fresh);
+                put(&mut na, REQUIRED, req, na_fresh);
+            }
+        }
+        if c.preferred {
+            if after.preferred.is_empty() {
+                na.remove(PREFERRED);
+            } else {
+                put(&mut na, PREFERRED, Value::Seq(after.preferred.iter().map(|p| p.raw.clone()).collect()), na_fresh);
+            }
+        }
+        if na.as_map().is_some_and(<[(String, Value)]>::is_empty) {
+            a.remove("nodeAffinity");
+        } else {
+            put(&mut a, "nodeAffinity", na, fresh);
+        }
+    }
+    if c.pod_affinity {
+        for (key, req, pref) in [
+            ("podAffinity", &after.pod_affinity_required, &after.pod_affinity_preferred),
+            ("podAntiAffinity", &after.pod_anti_affinity_required, &after.pod_anti_affinity_preferred),
+        ] {
+            let (mut pa, pa_fresh) = take_map(&a, key);
+            let pa_fresh = pa_fresh || fresh;
+            for (k, list) in [(REQUIRED, req), (PREFERRED, pref)] {
+                if list.is_empty() {
+                    pa.remove(k);
+                } else {
+                    put(&mut pa, k, Value::Seq(list.iter().map(|o| o.raw.clone()).collect()), pa_fresh);
+                }
+            }
+            if pa.as_map().is_some_and(<[(String, Value)]>::is_empty) {
+                a.remove(key);
+            } else {
+                put(&mut a, key, pa, fresh);
+            }
+        }
+    }
+    a
+}

@@ -1,0 +1,339 @@
+//! KFP v2 pipeline IR (`PipelineSpec`) and its Kubernetes platform document.
+//!
+//! Components are the tasks, at any DAG depth, whose component runs a
+//! `container` executor (importers are skipped: KFP applies no Kubernetes
+//! config to them). Scheduling lives in the second document at
+//! `platforms.kubernetes.deploymentSpec.executors.<executor label>`, which
+//! is created when something is first written into it.
+
+use std::collections::BTreeMap;
+
+use super::{Change, Component, Place, Skipped, at, field, field_str, push_unique};
+use crate::sched::{Sched, opaque, pref_from_v2, term_from_raw, tol_from_raw};
+use crate::yaml::edit::{Edit, Flavor, Placement};
+use crate::yaml::tree::{Kind, NodeId, Tree};
+use crate::yaml::value::{Value, node_value};
+
+/// One pipeline document (and the platform document after it, if any).
+#[derive(Clone, Debug)]
+pub struct Pipeline {
+    pub doc: usize,
+    /// Written by the KFP SDK (`sdkVersion: kfp-...`).
+    pub sdk: bool,
+    pub name: String,
+    pub components: Vec<Component>,
+    pub skipped: Vec<Skipped>,
+    /// Root of the platform document.
+    pub platform: Option<NodeId>,
+    /// Executor label → indices of the components that use it.
+    pub executor_tasks: BTreeMap<String, Vec<usize>>,
+}
+
+/// The spellings of the executor config keys kfsched reads and edits
+/// (protojson accepts both; kfsched writes camelCase).
+const TOLERATIONS: (&str, &str) = ("tolerations", "tolerations");
+const NODE_SELECTOR: (&str, &str) = ("nodeSelector", "node_selector");
+const NODE_AFFINITY: (&str, &str) = ("nodeAffinity", "node_affinity");
+const POD_METADATA: (&str, &str) = ("podMetadata", "pod_metadata");
+
+fn spelled(v: &Value, names: (&str, &str)) -> Option<(String, Value)> {
+    for n in [names.0, names.1] {
+        if let Some(x) = v.get(n) {
+            return Some((n.to_string(), x.clone()));
+        }
+    }
+    None
+}
+
+impl Pipeline {
+    pub fn parse(tree: &Tree, doc: usize, root: NodeId, platform: Option<NodeId>) -> Result<Pipeline, (NodeId, String)> {
+        let name = at(tree, root, &["pipelineInfo", "name"]).and_then(|v| tree.str_value(v)).unwrap_or("").to_string();
+        let sdk = field_str(tree, root, "sdkVersion").is_some_and(|s| s.starts_with("kfp-"));
+        let components_map = field(tree, root, "components");
+        let executors = at(tree, root, &["deploymentSpec", "executors"]);
+        let mut p = Pipeline {
+            doc,
+            sdk,
+            name: name.clone(),
+            components: Vec::new(),
+            skipped: Vec::new(),
+            platform,
+            executor_tasks: BTreeMap::new(),
+        };
+        let Some(root_tasks) = at(tree, root, &["root", "dag", "tasks"]) else {
+            return Ok(p);
+        };
+        // Depth-first over nested DAGs without recursion; `chain` guards against cycles.
+        let mut stack: Vec<(NodeId, String, Vec<String>)> = vec![(root_tasks, String::new(), Vec::new())];
+        while let Some((tasks, prefix, chain)) = stack.pop() {
+            if tree.kind(tasks) != Kind::Map {
+                continue;
+            }
+            let entries: Vec<(NodeId, NodeId)> = tree.entries(tasks).collect();
+            // Push nested DAGs in reverse so they are visited in file order.
+            let mut nested = Vec::new();
+            for (k, task) in entries {
+                let key = tree.scalar(k).to_string();
+                let path = format!("{prefix}{key}");
+                let comp_name = at(tree, task, &["componentRef", "name"]).and_then(|v| tree.str_value(v)).unwrap_or("").to_string();
+                let comp = components_map.and_then(|m| field(tree, m, &comp_name));
+                let display = at(tree, task, &["taskInfo", "name"]).and_then(|v| tree.str_value(v)).unwrap_or("").to_string();
+                let label = format!("task {key:?} ({path})");
+                let Some(comp) = comp else {
+                    p.skipped.push(Skipped {
+                        label,
+                        reason: format!("its component {comp_name:?} is not in `components`"),
+                    });
+                    continue;
+                };
+                if let Some(dag_tasks) = at(tree, comp, &["dag", "tasks"]) {
+                    if chain.contains(&comp_name) {
+                        p.skipped.push(Skipped {
+                            label,
+                            reason: format!("component {comp_name:?} contains itself"),
+                        });
+                        continue;
+                    }
+                    let mut c2 = chain.clone();
+                    c2.push(comp_name.clone());
+                    nested.push((dag_tasks, format!("{path}/"), c2));
+                    continue;
+                }
+                let Some(exec_label) = field_str(tree, comp, "executorLabel").map(str::to_string) else {
+                    p.skipped.push(Skipped {
+                        label,
+                        reason: "its component has neither a dag nor an executorLabel".into(),
+                    });
+                    continue;
+                };
+                let exec = executors.and_then(|e| field(tree, e, &exec_label));
+                let container = exec.and_then(|e| field(tree, e, "container"));
+                let Some(container) = container else {
+                    let what = exec
+                        .and_then(|e| tree.entries(e).next().map(|(k, _)| tree.scalar(k).to_string()))
+                        .unwrap_or_else(|| "missing".into());
+                    p.skipped.push(Skipped {
+                        label,
+                        reason: if what == "importer" {
+                            "importer: KFP applies no Kubernetes config to importers".into()
+                        } else {
+                            format!("executor {exec_label:?} is not a container executor ({what})")
+                        },
+                    });
+                    continue;
+                };
+                let mut names = Vec::new();
+                push_unique(&mut names, &key);
+                push_unique(&mut names, &display);
+                push_unique(&mut names, &comp_name);
+                push_unique(&mut names, comp_name.strip_prefix("comp-").unwrap_or(&comp_name));
+                push_unique(&mut names, &exec_label);
+                push_unique(&mut names, &path);
+                let mut images = Vec::new();
+                if let Some(img) = field_str(tree, container, "image") {
+                    images.push(img.to_string());
+                }
+                p.executor_tasks.entry(exec_label.clone()).or_default().push(p.components.len());
+                p.components.push(Component {
+                    kind: "PipelineSpec".into(),
+                    pipeline: Some(name.clone()),
+                    names,
+                    images,
+                    label,
+                    place: Place::KfpV2 { executor: exec_label },
+                });
+            }
+            stack.extend(nested.into_iter().rev());
+        }
+        Ok(p)
+    }
+
+    fn executors_node(&self, tree: &Tree) -> Option<NodeId> {
+        at(tree, self.platform?, &["platforms", "kubernetes", "deploymentSpec", "executors"])
+    }
+
+    fn config_node(&self, tree: &Tree, executor: &str) -> Option<NodeId> {
+        field(tree, self.executors_node(tree)?, executor)
+    }
+
+    /// Reads an executor's current config.
+    pub fn read(&self, tree: &Tree, executor: &str) -> Sched {
+        let mut s = Sched::default();
+        let Some(cfg) = self.config_node(tree, executor) else { return s };
+        let cfg = node_value(tree, cfg);
+        if let Some((_, Value::Seq(items))) = spelled(&cfg, TOLERATIONS) {
+            s.tolerations = items.iter().map(tol_from_raw).collect();
+        }
+        if let Some((_, ns)) = spelled(&cfg, NODE_SELECTOR) {
+            if let Some(Value::Map(labels)) = ns.get("labels") {
+                s.node_selector = labels.clone();
+            }
+            s.node_selector_json = ns.get("nodeSelectorJson").or_else(|| ns.get("node_selector_json")).filter(|v| !v.is_null()).cloned();
+        }
+        if let Some((_, Value::Seq(terms))) = spelled(&cfg, NODE_AFFINITY) {
+            for t in &terms {
+                if t.get("nodeAffinityJson").or_else(|| t.get("node_affinity_json")).is_some() {
+                    s.affinity_json.push(t.clone());
+                } else if t.get("weight").is_some_and(|w| !w.is_null()) {
+                    s.preferred.push(pref_from_v2(t));
+                } else {
+                    let term = term_from_raw(t);
+                    if !term.reqs.is_empty() {
+                        s.required.push(term);
+                    }
+                }
+            }
+        }
+        if let Some((_, pm)) = spelled(&cfg, POD_METADATA) {
+            if let Some(Value::Map(l)) = pm.get("labels") {
+                s.labels = l.clone();
+            }
+            if let Some(Value::Map(a)) = pm.get("annotations") {
+                s.annotations = a.clone();
+            }
+        }
+        let _ = opaque;
+        s
+    }
+
+    /// The executor config an executor should have after the change.
+    fn desired(&self, tree: &Tree, executor: &str, ch: &Change) -> Value {
+        let existing = self.config_node(tree, executor).map(|n| node_value(tree, n)).unwrap_or(Value::Map(vec![]));
+        let mut cfg = existing.clone();
+        let after = &ch.after;
+        let mut c = ch.changed;
+        if c.replaced_affinity {
+            c.required = true;
+            c.preferred = true;
+        }
+        if c.tolerations {
+            let key = spelled(&existing, TOLERATIONS).map(|(k, _)| k).unwrap_or_else(|| "tolerations".into());
+            cfg.set(&key, Value::Seq(after.tolerations.iter().map(|t| t.raw.clone()).collect()));
+        }
+        if c.node_selector {
+            let (key, mut ns) = spelled(&existing, NODE_SELECTOR).unwrap_or_else(|| ("nodeSelector".into(), Value::Map(vec![])));
+            if !matches!(ns, Value::Map(_)) {
+                ns = Value::Map(vec![]);
+            }
+            ns.set("labels", Value::Map(after.node_selector.clone()));
+            if after.node_selector_json.is_none() {
+                ns.remove("nodeSelectorJson");
+                ns.remove("node_selector_json");
+            }
+            cfg.set(&key, ns);
+        }
+        if c.affinity() {
+            let (key, list) = spelled(&existing, NODE_AFFINITY).unwrap_or_else(|| ("nodeAffinity".into(), Value::Seq(vec![])));
+            let original: Vec<Value> = list.as_seq().map(<[Value]>::to_vec).unwrap_or_default();
+            let mut new_prefs: Vec<Value> = after.preferred.iter().map(|p| p.raw.clone()).collect();
+            let mut out = Vec::new();
+            let mut placed = !c.required;
+            let original = if c.replaced_affinity { Vec::new() } else { original };
+            for item in &original {
+                let is_json = item.get("nodeAffinityJson").or_else(|| item.get("node_affinity_json")).is_some();
+                if is_json {
+                    if !after.affinity_json.is_empty() {
+                        out.push(item.clone());
+                    }
+                } else if item.get("weight").is_some_and(|w| !w.is_null()) {
+                    if let Some(pos) = new_prefs.iter().position(|p| p == item) {
+                        out.push(new_prefs.remove(pos));
+                    }
+                } else if term_from_raw(item).reqs.is_empty() {
+                    out.push(item.clone());
+                } else if !c.required {
+                    out.push(item.clone());
+                } else if !placed {
+                    out.extend(after.required.iter().map(|t| t.raw.clone()));
+                    placed = true;
+                }
+            }
+            if !placed {
+                out.extend(after.required.iter().map(|t| t.raw.clone()));
+            }
+            out.extend(new_prefs);
+            if out.is_empty() {
+                cfg.remove(&key);
+            } else {
+                cfg.set(&key, Value::Seq(out));
+            }
+        }
+        if c.labels || c.annotations {
+            let (key, mut pm) = spelled(&existing, POD_METADATA).unwrap_or_else(|| ("podMetadata".into(), Value::Map(vec![])));
+            if !matches!(pm, Value::Map(_)) {
+                pm = Value::Map(vec![]);
+            }
+            if c.labels {
+                pm.set("labels", Value::Map(after.labels.clone()));
+            }
+            if c.annotations {
+                pm.set("annotations", Value::Map(after.annotations.clone()));
+            }
+            cfg.set(&key, pm);
+        }
+        cfg
+    }
+
+    /// Edits for the changed executors of this pipeline.
+    pub fn write(&self, tree: &Tree, _flavor: Flavor, changes: &[Change]) -> Vec<Edit> {
+        let mut by_exec: BTreeMap<String, Value> = BTreeMap::new();
+        for ch in changes {
+            if let Place::KfpV2 { executor } = &ch.component.place {
+                by_exec.entry(executor.clone()).or_insert_with(|| self.desired(tree, executor, ch));
+            }
+        }
+        if by_exec.is_empty() {
+            return Vec::new();
+        }
+        let executors_value = || Value::Map(by_exec.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+        let Some(platform) = self.platform else {
+            let doc = nest(&["platforms", "kubernetes", "deploymentSpec", "executors"], executors_value());
+            return vec![Edit::AppendDocument { value: doc }];
+        };
+        // Walk down as far as the platform document goes, then add the rest.
+        let path = ["platforms", "kubernetes", "deploymentSpec", "executors"];
+        let mut node = platform;
+        for (i, k) in path.iter().enumerate() {
+            match field(tree, node, k).filter(|&n| tree.kind(n) == Kind::Map) {
+                Some(next) => node = next,
+                None => {
+                    let value = nest(&path[i + 1..], executors_value());
+                    return vec![match tree.get_value(node, k) {
+                        Some(existing) => Edit::Reconcile {
+                            node: existing,
+                            desired: value,
+                            placement: Placement::Sorted,
+                        },
+                        None => Edit::Insert {
+                            map: node,
+                            key: k.to_string(),
+                            value,
+                            placement: Placement::Sorted,
+                        },
+                    }];
+                }
+            }
+        }
+        by_exec
+            .into_iter()
+            .map(|(label, desired)| match tree.get_value(node, &label) {
+                Some(cfg) => Edit::Reconcile {
+                    node: cfg,
+                    desired,
+                    placement: Placement::Sorted,
+                },
+                None => Edit::Insert {
+                    map: node,
+                    key: label,
+                    value: desired,
+                    placement: Placement::Sorted,
+                },
+            })
+            .collect()
+    }
+}
+
+/// `{a: {b: {c: value}}}` for the path `[a, b, c]`.
+fn nest(path: &[&str], value: Value) -> Value {
+    path.iter().rev().fold(value, |v, k| Value::Map(vec![(k.to_string(), v)]))
+}

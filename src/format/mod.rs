@@ -1,0 +1,220 @@
+//! Formats: which documents are pipelines, which of their parts become pods
+//! (components), what those are called, where their scheduling is read and
+//! written. One module per row of SPEC §2.
+
+pub mod argo;
+pub mod kfp_v2;
+pub mod workload;
+
+use crate::sched::{Changed, Sched, Shape, Target as SchedTarget};
+use crate::yaml::edit::{Edit, Flavor};
+use crate::yaml::tree::{Kind, NodeId, Tree};
+
+/// A unit of a document that becomes one pod.
+#[derive(Clone, Debug)]
+pub struct Component {
+    /// The document kind (`PipelineSpec`, `Workflow`, `Deployment`, ...).
+    pub kind: String,
+    /// The top-level pipeline's name; `None` for plain workloads.
+    pub pipeline: Option<String>,
+    /// Every name the component answers to, task paths included.
+    pub names: Vec<String>,
+    /// Main container images.
+    pub images: Vec<String>,
+    /// How messages name it: `task "train" (root/train)`.
+    pub label: String,
+    /// Where its scheduling lives.
+    pub place: Place,
+}
+
+/// Where a component's scheduling lives in the tree.
+#[derive(Clone, Debug)]
+pub enum Place {
+    /// A KFP v2 task: its executor label.
+    KfpV2 { executor: String },
+    /// An Argo template (a mapping node) of a workflow.
+    Argo { template: NodeId, workflow: usize },
+    /// A workload's pod template.
+    Workload(workload::PodTemplate),
+}
+
+/// A component that is not a pod, listed by `explain`.
+#[derive(Clone, Debug)]
+pub struct Skipped {
+    pub label: String,
+    pub reason: String,
+}
+
+/// What a document is.
+#[derive(Clone, Debug)]
+pub enum Doc {
+    KfpV2(kfp_v2::Pipeline),
+    Argo(argo::Workflow),
+    Workload(workload::Workload),
+    /// The KFP v2 platform document that belongs to the pipeline document before it.
+    KfpV2Platform,
+    /// Not a pipeline: skipped.
+    Other(String),
+}
+
+impl Doc {
+    pub fn format_name(&self) -> &'static str {
+        match self {
+            Doc::KfpV2(_) => "KFP v2 IR",
+            Doc::Argo(w) if w.kfp_v1 => "KFP v1 (Argo)",
+            Doc::Argo(_) => "Argo",
+            Doc::Workload(_) => "workload",
+            Doc::KfpV2Platform => "KFP v2 platform spec",
+            Doc::Other(_) => "other",
+        }
+    }
+
+    pub fn components(&self) -> &[Component] {
+        match self {
+            Doc::KfpV2(p) => &p.components,
+            Doc::Argo(w) => &w.components,
+            Doc::Workload(w) => std::slice::from_ref(&w.component),
+            _ => &[],
+        }
+    }
+
+    pub fn skipped(&self) -> &[Skipped] {
+        match self {
+            Doc::KfpV2(p) => &p.skipped,
+            Doc::Argo(w) => &w.skipped,
+            _ => &[],
+        }
+    }
+
+    /// The flavour of text that edits of this document are written in.
+    pub fn flavor(&self, tree: &Tree) -> Flavor {
+        match self {
+            Doc::KfpV2(p) if p.sdk => Flavor::KfpV2,
+            Doc::Argo(w) if w.kfp_v1 => Flavor::KfpV1,
+            _ => Flavor::Generic(crate::yaml::BlockStyle::detect(tree)),
+        }
+    }
+
+    pub fn shape(&self) -> Shape {
+        match self {
+            Doc::KfpV2(_) => Shape::KfpV2,
+            _ => Shape::K8s,
+        }
+    }
+
+    pub fn sched_target(&self) -> SchedTarget {
+        match self {
+            Doc::KfpV2(_) => SchedTarget::KfpV2Executor,
+            _ => SchedTarget::Kubernetes,
+        }
+    }
+
+    /// The scheduling a component has now.
+    pub fn read(&self, tree: &Tree, c: &Component) -> Sched {
+        match (self, &c.place) {
+            (Doc::KfpV2(p), Place::KfpV2 { executor }) => p.read(tree, executor),
+            (Doc::Argo(w), Place::Argo { template, .. }) => w.read(tree, *template),
+            (Doc::Workload(_), Place::Workload(pt)) => workload::read(tree, pt),
+            _ => Sched::default(),
+        }
+    }
+}
+
+/// A changed component, ready to be written.
+pub struct Change<'c> {
+    pub component: &'c Component,
+    pub before: Sched,
+    pub after: Sched,
+    pub changed: Changed,
+}
+
+/// Detects every document of a file. `Err` carries a message and the node it is about.
+pub fn detect(tree: &Tree) -> Result<Vec<Doc>, (NodeId, String)> {
+    let mut docs = Vec::with_capacity(tree.documents.len());
+    let mut last_pipeline: Option<usize> = None;
+    for (i, d) in tree.documents.iter().enumerate() {
+        let Some(root) = d.root else {
+            docs.push(Doc::Other("empty document".into()));
+            continue;
+        };
+        if tree.kind(root) != Kind::Map {
+            docs.push(Doc::Other("not a mapping".into()));
+            continue;
+        }
+        let has = |k: &str| tree.get_value(root, k).is_some();
+        if has("pipelineInfo") && has("root") && has("deploymentSpec") {
+            let platform = tree.documents.get(i + 1).and_then(|n| n.root).filter(|&r| {
+                tree.kind(r) == Kind::Map && tree.get_value(r, "platforms").is_some() && tree.get_value(r, "pipelineInfo").is_none()
+            });
+            docs.push(Doc::KfpV2(kfp_v2::Pipeline::parse(tree, i, root, platform)?));
+            last_pipeline = Some(i);
+            continue;
+        }
+        if has("platforms") && last_pipeline == Some(i.wrapping_sub(1)) {
+            docs.push(Doc::KfpV2Platform);
+            continue;
+        }
+        let api = tree.get_value(root, "apiVersion").and_then(|v| tree.str_value(v)).unwrap_or("");
+        let kind = tree.get_value(root, "kind").and_then(|v| tree.str_value(v)).unwrap_or("");
+        if api.starts_with("argoproj.io/") && argo::KINDS.contains(&kind) {
+            docs.push(Doc::Argo(argo::Workflow::parse(tree, i, root, kind)?));
+            continue;
+        }
+        if !api.is_empty() && workload::KINDS.contains(&kind) {
+            match workload::Workload::parse(tree, root, kind) {
+                Some(w) => docs.push(Doc::Workload(w)),
+                None => docs.push(Doc::Other(format!("{kind} without a pod template"))),
+            }
+            continue;
+        }
+        let what = if kind.is_empty() { "no apiVersion/kind".to_string() } else { format!("{api} {kind}") };
+        docs.push(Doc::Other(format!("not a pipeline ({what})")));
+    }
+    Ok(docs)
+}
+
+/// Builds the edits that write the changed components of one document.
+pub fn write(tree: &Tree, doc: &Doc, flavor: Flavor, changes: &[Change]) -> Vec<Edit> {
+    match doc {
+        Doc::KfpV2(p) => p.write(tree, flavor, changes),
+        Doc::Argo(w) => w.write(tree, flavor, changes),
+        Doc::Workload(_) => changes
+            .iter()
+            .filter_map(|c| match &c.component.place {
+                Place::Workload(pt) => Some(workload::write(tree, pt, flavor, c)),
+                _ => None,
+            })
+            .flatten()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+// ----- helpers shared by the formats --------------------------------------------------
+
+/// The value of `key` in map `m` when it is not null.
+pub(crate) fn field(tree: &Tree, m: NodeId, key: &str) -> Option<NodeId> {
+    tree.get_value(m, key).filter(|&v| !tree.is_null(v))
+}
+
+/// A string scalar at `m.key`.
+pub(crate) fn field_str<'t>(tree: &'t Tree, m: NodeId, key: &str) -> Option<&'t str> {
+    field(tree, m, key).and_then(|v| tree.str_value(v))
+}
+
+/// Follows a path of keys.
+pub(crate) fn at(tree: &Tree, mut node: NodeId, path: &[&str]) -> Option<NodeId> {
+    for k in path {
+        node = field(tree, node, k)?;
+        if tree.kind(node) != Kind::Map && path.last() != Some(k) {
+            return None;
+        }
+    }
+    Some(node)
+}
+
+pub(crate) fn push_unique(v: &mut Vec<String>, s: &str) {
+    if !s.is_empty() && !v.iter().any(|x| x == s) {
+        v.push(s.to_string());
+    }
+}

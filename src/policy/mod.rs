@@ -1,0 +1,879 @@
+//! The SchedulingPolicy: reading it strictly, validating it with the API
+//! server's rules, and the typed model the rest of kfsched works with.
+//!
+//! Reading follows kustomize's function-config discipline: parse strictly
+//! (unknown fields and wrong types are errors), then default, then
+//! validate, and report every problem at once with its location.
+
+pub mod schema;
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use k8s_openapi::api::core::v1::{
+    NodeSelectorRequirement, NodeSelectorTerm, PodAffinityTerm, PreferredSchedulingTerm, Taint, Toleration,
+    WeightedPodAffinityTerm,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as MetaLabelSelector;
+use serde_json::Value as Json;
+
+use crate::diag::{Diagnostic, decode_utf8};
+use crate::k8s::{self, LabelSelector, nearest};
+use crate::yaml::tree::{Kind, Tree};
+use schema::{Locations, Reader};
+
+/// The API version and kind a policy must declare.
+pub const API_VERSION: &str = "kfsched.dev/v1alpha1";
+pub const KIND: &str = "SchedulingPolicy";
+
+/// A validated SchedulingPolicy.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    /// The file it was read from, as given (for messages).
+    pub file: String,
+    pub name: String,
+    pub pools: Vec<NodePool>,
+    pub rules: Vec<Rule>,
+    locs: Locations,
+}
+
+/// A named group of nodes.
+#[derive(Clone, Debug)]
+pub struct NodePool {
+    pub name: String,
+    pub nodes: Vec<Glob>,
+    pub node_selector: Option<LabelSelector>,
+    pub labels: Vec<(String, String)>,
+    pub taints: Vec<Taint>,
+}
+
+/// How a rule combines with what a component already has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    Merge,
+    Replace,
+}
+
+/// One rule, with the pool's contributions already expanded in front of
+/// the rule's own entries.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    pub index: usize,
+    pub name: String,
+    pub matcher: Selector,
+    pub exclude: Selector,
+    pub pool: Option<String>,
+    pub strategy: Strategy,
+    /// Pool tolerations, then the rule's own.
+    pub tolerations: Vec<Toleration>,
+    pub node_selector: Vec<(String, String)>,
+    /// Required node-affinity requirements, ANDed in order: the pool's
+    /// single term first, then the rule's own terms (which are ORed).
+    pub required: Vec<Vec<NodeSelectorTerm>>,
+    pub preferred: Vec<PreferredSchedulingTerm>,
+    pub pod_affinity_required: Vec<PodAffinityTerm>,
+    pub pod_affinity_preferred: Vec<WeightedPodAffinityTerm>,
+    pub pod_anti_affinity_required: Vec<PodAffinityTerm>,
+    pub pod_anti_affinity_preferred: Vec<WeightedPodAffinityTerm>,
+    pub pod_labels: Vec<(String, String)>,
+    pub pod_annotations: Vec<(String, String)>,
+    /// Whether the rule names these fields (for `strategy: replace`).
+    pub names_tolerations: bool,
+    pub names_node_selector: bool,
+    pub names_affinity: bool,
+}
+
+impl Rule {
+    pub fn has_pod_affinity(&self) -> bool {
+        !(self.pod_affinity_required.is_empty()
+            && self.pod_affinity_preferred.is_empty()
+            && self.pod_anti_affinity_required.is_empty()
+            && self.pod_anti_affinity_preferred.is_empty())
+    }
+
+    pub fn has_required(&self) -> bool {
+        !self.required.is_empty()
+    }
+}
+
+/// A glob with its source text.
+#[derive(Clone, Debug)]
+pub struct Glob {
+    pub text: String,
+    pattern: glob::Pattern,
+    /// In `names`, `*` and `?` stop at `/`.
+    path_like: bool,
+}
+
+impl Glob {
+    pub fn new(text: &str, path_like: bool) -> Result<Glob, String> {
+        glob::Pattern::new(text)
+            .map(|pattern| Glob {
+                text: text.to_string(),
+                pattern,
+                path_like,
+            })
+            .map_err(|e| format!("invalid glob {text:?}: {} (at position {})", e.msg, e.pos))
+    }
+
+    pub fn matches(&self, s: &str) -> bool {
+        self.pattern.matches_with(
+            s,
+            glob::MatchOptions {
+                case_sensitive: true,
+                require_literal_separator: self.path_like,
+                require_literal_leading_dot: false,
+            },
+        )
+    }
+}
+
+/// `match` or `exclude`: each present key must match (AND); any glob of a key may match (OR).
+#[derive(Clone, Debug, Default)]
+pub struct Selector {
+    pub names: Option<Vec<Glob>>,
+    pub images: Option<Vec<Glob>>,
+    pub pipelines: Option<Vec<Glob>>,
+    pub kinds: Option<Vec<Glob>>,
+}
+
+impl Selector {
+    pub fn is_empty(&self) -> bool {
+        self.names.is_none() && self.images.is_none() && self.pipelines.is_none() && self.kinds.is_none()
+    }
+}
+
+/// Why a policy could not be loaded: every problem found.
+#[derive(Clone, Debug)]
+pub struct PolicyErrors(pub Vec<Diagnostic>);
+
+impl std::fmt::Display for PolicyErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for PolicyErrors {}
+
+impl Policy {
+    /// Reads and validates a policy file.
+    pub fn load(path: &Path) -> Result<Policy, PolicyErrors> {
+        let file = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| {
+            PolicyErrors(vec![Diagnostic::file(&file, format!("cannot read the policy: {e}"))])
+        })?;
+        Policy::from_bytes(&file, &bytes)
+    }
+
+    /// Reads and validates a policy from bytes; `file` names it in messages.
+    pub fn from_bytes(file: &str, bytes: &[u8]) -> Result<Policy, PolicyErrors> {
+        let text = decode_utf8(file, bytes).map_err(|d| PolicyErrors(vec![d]))?;
+        let tree = Tree::parse(text).map_err(|e| {
+            PolicyErrors(vec![Diagnostic {
+                file: file.to_string(),
+                line: e.line,
+                col: e.col,
+                path: String::new(),
+                message: format!("invalid YAML: {}", e.message),
+            }])
+        })?;
+        let roots: Vec<_> = tree.documents.iter().filter_map(|d| d.root).collect();
+        let root = match roots.as_slice() {
+            [] => return Err(PolicyErrors(vec![Diagnostic::file(file, "the policy file is empty; it must hold one SchedulingPolicy document")])),
+            [r] => *r,
+            [_, second, ..] => {
+                let (line, col) = tree.position(*second);
+                return Err(PolicyErrors(vec![Diagnostic {
+                    file: file.to_string(),
+                    line,
+                    col,
+                    path: String::new(),
+                    message: "the policy file holds more than one YAML document; keep only the SchedulingPolicy".into(),
+                }]));
+            }
+        };
+        Policy::from_tree(file, &tree, root)
+    }
+
+    /// Reads a policy from a node of an already parsed file (a KRM functionConfig).
+    pub fn from_tree(file: &str, tree: &Tree, root: crate::yaml::NodeId) -> Result<Policy, PolicyErrors> {
+        if tree.kind(root) != Kind::Map {
+            let (line, col) = tree.position(root);
+            return Err(PolicyErrors(vec![Diagnostic {
+                file: file.to_string(),
+                line,
+                col,
+                path: String::new(),
+                message: format!("a SchedulingPolicy must be a mapping with apiVersion: {API_VERSION} and kind: {KIND}"),
+            }]));
+        }
+        let mut reader = Reader::new(tree, file);
+        let json = reader.read(root, schema::Shape::Object(schema::POLICY), "");
+        let Reader { diags, locs, .. } = reader;
+        let mut v = Validator {
+            file: file.to_string(),
+            locs,
+            diags,
+        };
+        let policy = v.build(&json);
+        if v.diags.is_empty() {
+            Ok(policy)
+        } else {
+            v.diags.sort_by_key(|d| (d.line, d.col));
+            v.diags.dedup();
+            Err(PolicyErrors(v.diags))
+        }
+    }
+
+    /// Where a YAML path of the policy sits, for errors that come from a rule meeting a file.
+    pub fn location(&self, path: &str) -> (usize, usize) {
+        let mut p = path;
+        loop {
+            if let Some(&l) = self.locs.get(p) {
+                return l;
+            }
+            match p.rfind(['.', '[']) {
+                Some(i) => p = &p[..i],
+                None => return (1, 1),
+            }
+        }
+    }
+
+    /// A diagnostic about a rule, pointing at the rule in the policy file.
+    pub fn rule_diag(&self, rule: &Rule, field: &str, message: String) -> Diagnostic {
+        let base = format!("spec.rules[{}]", rule.index);
+        let path = if field.is_empty() { base } else { format!("{base}.{field}") };
+        let (line, col) = self.location(&path);
+        Diagnostic {
+            file: self.file.clone(),
+            line,
+            col,
+            path,
+            message,
+        }
+    }
+
+    pub fn pool(&self, name: &str) -> Option<&NodePool> {
+        self.pools.iter().find(|p| p.name == name)
+    }
+}
+
+struct Validator {
+    file: String,
+    locs: Locations,
+    diags: Vec<Diagnostic>,
+}
+
+fn get<'j>(j: &'j Json, key: &str) -> Option<&'j Json> {
+    j.get(key).filter(|v| !v.is_null())
+}
+
+fn str_of(j: &Json, key: &str) -> String {
+    get(j, key).and_then(Json::as_str).unwrap_or("").to_string()
+}
+
+fn pairs(j: Option<&Json>) -> Vec<(String, String)> {
+    j.and_then(Json::as_object)
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string())).collect())
+        .unwrap_or_default()
+}
+
+fn typed<T: serde::de::DeserializeOwned + Default>(j: Option<&Json>) -> T {
+    j.and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default()
+}
+
+impl Validator {
+    fn has_errors_under(&self, path: &str) -> bool {
+        self.diags.iter().any(|d| d.path == path || d.path.starts_with(&format!("{path}.")) || d.path.starts_with(&format!("{path}[")))
+    }
+
+    fn err(&mut self, path: &str, message: impl Into<String>) {
+        let (line, col) = self.loc(path);
+        self.diags.push(Diagnostic {
+            file: self.file.clone(),
+            line,
+            col,
+            path: path.to_string(),
+            message: message.into(),
+        });
+    }
+
+    fn loc(&self, path: &str) -> (usize, usize) {
+        let mut p = path;
+        loop {
+            if let Some(&l) = self.locs.get(p) {
+                return l;
+            }
+            match p.rfind(['.', '[']) {
+                Some(i) => p = &p[..i],
+                None => return self.locs.get("").copied().unwrap_or((1, 1)),
+            }
+        }
+    }
+
+    fn build(&mut self, j: &Json) -> Policy {
+        let name = get(j, "metadata").map(|m| str_of(m, "name")).unwrap_or_default();
+        let spec = get(j, "spec").cloned().unwrap_or(Json::Null);
+        let mut pools = Vec::new();
+        let mut pool_names: HashSet<String> = HashSet::new();
+        if let Some(list) = get(&spec, "nodePools").and_then(Json::as_array) {
+            for (i, p) in list.iter().enumerate() {
+                let path = format!("spec.nodePools[{i}]");
+                let pool = self.pool(p, &path);
+                if !pool.name.is_empty() && !pool_names.insert(pool.name.clone()) {
+                    self.err(&format!("{path}.name"), format!("Duplicate value: {:?}: node pool names must be unique", pool.name));
+                }
+                pools.push(pool);
+            }
+        }
+        let mut rules = Vec::new();
+        let mut rule_names: HashSet<String> = HashSet::new();
+        if let Some(list) = get(&spec, "rules").and_then(Json::as_array) {
+            for (i, r) in list.iter().enumerate() {
+                let path = format!("spec.rules[{i}]");
+                let rule = self.rule(r, i, &path, &pools);
+                if !rule.name.is_empty() && !rule_names.insert(rule.name.clone()) {
+                    self.err(&format!("{path}.name"), format!("Duplicate value: {:?}: rule names must be unique", rule.name));
+                }
+                rules.push(rule);
+            }
+        }
+        Policy {
+            file: self.file.clone(),
+            name,
+            pools,
+            rules,
+            locs: std::mem::take(&mut self.locs),
+        }
+    }
+
+    fn pool(&mut self, p: &Json, path: &str) -> NodePool {
+        let name = str_of(p, "name");
+        if get(p, "name").is_some() {
+            for m in k8s::dns1123_label(&name) {
+                self.err(&format!("{path}.name"), format!("Invalid value: {name:?}: {m}"));
+            }
+        }
+        let mut nodes = Vec::new();
+        if let Some(list) = get(p, "nodes").and_then(Json::as_array) {
+            if list.is_empty() {
+                self.err(&format!("{path}.nodes"), "must not be empty: list at least one node-name glob, or remove the key");
+            }
+            for (i, n) in list.iter().enumerate() {
+                match Glob::new(n.as_str().unwrap_or(""), false) {
+                    Ok(g) => nodes.push(g),
+                    Err(e) => self.err(&format!("{path}.nodes[{i}]"), e),
+                }
+            }
+        }
+        let node_selector = get(p, "nodeSelector").and_then(Json::as_str).and_then(|s| match LabelSelector::parse(s) {
+            Ok(sel) => Some(sel),
+            Err(e) => {
+                self.err(&format!("{path}.nodeSelector"), format!("invalid label selector {s:?}: {e}"));
+                None
+            }
+        });
+        let labels = pairs(get(p, "labels"));
+        self.labels(&labels, &format!("{path}.labels"));
+        let mut taints = Vec::new();
+        let mut seen: HashSet<(String, String)> = HashSet::new();
+        if let Some(list) = get(p, "taints").and_then(Json::as_array) {
+            for (i, t) in list.iter().enumerate() {
+                let tp = format!("{path}.taints[{i}]");
+                let taint = Taint {
+                    key: str_of(t, "key"),
+                    value: get(t, "value").and_then(Json::as_str).map(str::to_string),
+                    effect: str_of(t, "effect"),
+                    time_added: None,
+                };
+                self.label_name(&taint.key, &format!("{tp}.key"));
+                let value = taint.value.clone().unwrap_or_default();
+                let errs = k8s::label_value(&value);
+                if !errs.is_empty() {
+                    self.err(&format!("{tp}.value"), format!("Invalid value: {value:?}: {}", errs.join(";")));
+                }
+                if get(t, "effect").is_some() {
+                    self.taint_effect(&taint.effect, false, &format!("{tp}.effect"));
+                }
+                if !seen.insert((taint.key.clone(), taint.effect.clone())) {
+                    self.err(&tp, format!("Duplicate value: taints must be unique by key and effect pair ({}:{})", taint.key, taint.effect));
+                }
+                taints.push(taint);
+            }
+        }
+        NodePool {
+            name,
+            nodes,
+            node_selector,
+            labels,
+            taints,
+        }
+    }
+
+    fn rule(&mut self, r: &Json, index: usize, path: &str, pools: &[NodePool]) -> Rule {
+        let name = str_of(r, "name");
+        if get(r, "name").is_some() && name.is_empty() {
+            self.err(&format!("{path}.name"), "Required value: a rule needs a name");
+        }
+        let matcher = self.selector(get(r, "match"), &format!("{path}.match"));
+        let exclude = self.selector(get(r, "exclude"), &format!("{path}.exclude"));
+        let strategy = match get(r, "strategy").and_then(Json::as_str) {
+            Some("replace") => Strategy::Replace,
+            _ => Strategy::Merge,
+        };
+        let pool_name = get(r, "pool").and_then(Json::as_str).map(str::to_string);
+        let pool = pool_name.as_ref().and_then(|p| {
+            let found = pools.iter().find(|x| &x.name == p);
+            if found.is_none() {
+                let hint = nearest(p, pools.iter().map(|x| x.name.as_str()))
+                    .map(|n| format!("; did you mean {n:?}?"))
+                    .unwrap_or_else(|| {
+                        if pools.is_empty() {
+                            "; declare it under spec.nodePools".to_string()
+                        } else {
+                            let names: Vec<&str> = pools.iter().map(|x| x.name.as_str()).collect();
+                            format!("; known pools: {}", names.join(", "))
+                        }
+                    });
+                self.err(&format!("{path}.pool"), format!("unknown node pool {p:?}{hint}"));
+            }
+            found
+        });
+
+        // Tolerations: the pool's first, one per taint.
+        let mut tolerations: Vec<Toleration> = Vec::new();
+        if let Some(pool) = pool {
+            for t in &pool.taints {
+                let value = t.value.clone().filter(|v| !v.is_empty());
+                tolerations.push(Toleration {
+                    key: Some(t.key.clone()),
+                    operator: Some(if value.is_some() { "Equal" } else { "Exists" }.to_string()),
+                    value,
+                    effect: Some(t.effect.clone()),
+                    toleration_seconds: None,
+                });
+            }
+        }
+        let own_tolerations = get(r, "tolerations").and_then(Json::as_array).cloned().unwrap_or_default();
+        for (i, t) in own_tolerations.iter().enumerate() {
+            let tol: Toleration = typed(Some(t));
+            let tp = format!("{path}.tolerations[{i}]");
+            if !self.has_errors_under(&tp) {
+                self.toleration(&tol, &tp);
+            }
+            tolerations.push(tol);
+        }
+        let node_selector = pairs(get(r, "nodeSelector"));
+        self.labels(&node_selector, &format!("{path}.nodeSelector"));
+        let pod_labels = pairs(get(r, "podLabels"));
+        self.labels(&pod_labels, &format!("{path}.podLabels"));
+        let pod_annotations = pairs(get(r, "podAnnotations"));
+        self.annotations(&pod_annotations, &format!("{path}.podAnnotations"));
+
+        let mut required = Vec::new();
+        if let Some(pool) = pool {
+            if !pool.labels.is_empty() {
+                required.push(vec![NodeSelectorTerm {
+                    match_expressions: Some(
+                        pool.labels
+                            .iter()
+                            .map(|(k, v)| NodeSelectorRequirement {
+                                key: k.clone(),
+                                operator: "In".into(),
+                                values: Some(vec![v.clone()]),
+                            })
+                            .collect(),
+                    ),
+                    match_fields: None,
+                }]);
+            }
+        }
+        let aff = get(r, "affinity");
+        let na = aff.and_then(|a| get(a, "nodeAffinity"));
+        let mut preferred = Vec::new();
+        if let Some(na) = na {
+            let ap = format!("{path}.affinity.nodeAffinity");
+            if let Some(req) = get(na, "requiredDuringSchedulingIgnoredDuringExecution") {
+                let rp = format!("{ap}.requiredDuringSchedulingIgnoredDuringExecution");
+                let terms = get(req, "nodeSelectorTerms").and_then(Json::as_array).cloned().unwrap_or_default();
+                if terms.is_empty() {
+                    self.err(&format!("{rp}.nodeSelectorTerms"), "Required value: must have at least one node selector term");
+                }
+                let mut own = Vec::new();
+                for (i, t) in terms.iter().enumerate() {
+                    let term: NodeSelectorTerm = typed(Some(t));
+                    let tp = format!("{rp}.nodeSelectorTerms[{i}]");
+                    if term.match_expressions.as_ref().is_none_or(Vec::is_empty) && term.match_fields.as_ref().is_none_or(Vec::is_empty) {
+                        self.err(&tp, "Invalid value: an empty node selector term matches no node; give it matchExpressions or matchFields");
+                    }
+                    self.node_selector_term(&term, true, &tp);
+                    own.push(term);
+                }
+                if !own.is_empty() {
+                    required.push(own);
+                }
+            }
+            if let Some(list) = get(na, "preferredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array) {
+                let pp = format!("{ap}.preferredDuringSchedulingIgnoredDuringExecution");
+                for (i, t) in list.iter().enumerate() {
+                    let term: PreferredSchedulingTerm = typed(Some(t));
+                    let tp = format!("{pp}[{i}]");
+                    if term.weight <= 0 || term.weight > 100 {
+                        self.err(&format!("{tp}.weight"), format!("Invalid value: {}: must be in the range 1-100", term.weight));
+                    }
+                    self.node_selector_term(&term.preference, false, &format!("{tp}.preference"));
+                    preferred.push(term);
+                }
+            }
+        }
+        let mut pa = [Vec::new(), Vec::new()];
+        let mut pw = [Vec::new(), Vec::new()];
+        for (slot, key) in ["podAffinity", "podAntiAffinity"].iter().enumerate() {
+            let Some(pj) = aff.and_then(|a| get(a, key)) else { continue };
+            let base = format!("{path}.affinity.{key}");
+            if let Some(list) = get(pj, "requiredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array) {
+                for (i, t) in list.iter().enumerate() {
+                    let term: PodAffinityTerm = typed(Some(t));
+                    self.pod_affinity_term(&term, &format!("{base}.requiredDuringSchedulingIgnoredDuringExecution[{i}]"));
+                    pa[slot].push(term);
+                }
+            }
+            if let Some(list) = get(pj, "preferredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array) {
+                for (i, t) in list.iter().enumerate() {
+                    let term: WeightedPodAffinityTerm = typed(Some(t));
+                    let tp = format!("{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}]");
+                    if term.weight <= 0 || term.weight > 100 {
+                        self.err(&format!("{tp}.weight"), format!("Invalid value: {}: must be in the range 1-100", term.weight));
+                    }
+                    self.pod_affinity_term(&term.pod_affinity_term, &format!("{tp}.podAffinityTerm"));
+                    pw[slot].push(term);
+                }
+            }
+        }
+        let [pod_affinity_required, pod_anti_affinity_required] = pa;
+        let [pod_affinity_preferred, pod_anti_affinity_preferred] = pw;
+        let names_tolerations = !tolerations.is_empty();
+        let names_node_selector = get(r, "nodeSelector").is_some();
+        let names_affinity = aff.is_some() || pool.is_some_and(|p| !p.labels.is_empty());
+        let rule = Rule {
+            index,
+            name,
+            matcher,
+            exclude,
+            pool: pool_name,
+            strategy,
+            tolerations,
+            node_selector,
+            required,
+            preferred,
+            pod_affinity_required,
+            pod_affinity_preferred,
+            pod_anti_affinity_required,
+            pod_anti_affinity_preferred,
+            pod_labels,
+            pod_annotations,
+            names_tolerations,
+            names_node_selector,
+            names_affinity,
+        };
+        let does_nothing = rule.tolerations.is_empty()
+            && rule.node_selector.is_empty()
+            && rule.required.is_empty()
+            && rule.preferred.is_empty()
+            && !rule.has_pod_affinity()
+            && rule.pod_labels.is_empty()
+            && rule.pod_annotations.is_empty()
+            && !(rule.strategy == Strategy::Replace && (names_node_selector || aff.is_some()));
+        if does_nothing && pool_name_ok(&rule, pools) && !self.has_errors_under(path) {
+            self.err(
+                path,
+                "the rule sets nothing: give it a pool, tolerations, nodeSelector, affinity, podLabels or podAnnotations",
+            );
+        }
+        rule
+    }
+
+    fn selector(&mut self, j: Option<&Json>, path: &str) -> Selector {
+        let mut s = Selector::default();
+        let Some(j) = j else { return s };
+        for key in ["names", "images", "pipelines", "kinds"] {
+            let Some(list) = get(j, key).and_then(Json::as_array) else { continue };
+            let p = format!("{path}.{key}");
+            if list.is_empty() {
+                self.err(&p, format!("Required value: an empty list matches nothing; list at least one glob or remove {key:?}"));
+            }
+            let mut globs = Vec::new();
+            for (i, g) in list.iter().enumerate() {
+                match Glob::new(g.as_str().unwrap_or(""), key == "names") {
+                    Ok(g) => globs.push(g),
+                    Err(e) => self.err(&format!("{p}[{i}]"), e),
+                }
+            }
+            match key {
+                "names" => s.names = Some(globs),
+                "images" => s.images = Some(globs),
+                "pipelines" => s.pipelines = Some(globs),
+                _ => s.kinds = Some(globs),
+            }
+        }
+        s
+    }
+
+    fn label_name(&mut self, key: &str, path: &str) {
+        let errs = k8s::qualified_name(key);
+        for m in errs {
+            self.err(path, format!("Invalid value: {key:?}: {m}"));
+        }
+    }
+
+    fn labels(&mut self, labels: &[(String, String)], path: &str) {
+        for (k, v) in labels {
+            let p = format!("{path}.{}", crate::yaml::tree::path_key(k));
+            self.label_name(k, &p);
+            let errs = k8s::label_value(v);
+            for m in errs {
+                self.err(&p, format!("Invalid value: {v:?}: {m}"));
+            }
+        }
+    }
+
+    fn annotations(&mut self, ann: &[(String, String)], path: &str) {
+        let mut total = 0usize;
+        for (k, v) in ann {
+            let p = format!("{path}.{}", crate::yaml::tree::path_key(k));
+            for m in k8s::qualified_name(&k.to_lowercase()) {
+                self.err(&p, format!("Invalid value: {k:?}: {m}"));
+            }
+            total += k.len() + v.len();
+        }
+        if total > 256 * 1024 {
+            self.err(path, format!("Too long: may not be more than 262144 bytes (got {total})"));
+        }
+    }
+
+    fn taint_effect(&mut self, effect: &str, allow_empty: bool, path: &str) {
+        if effect.is_empty() {
+            if !allow_empty {
+                self.err(path, "Required value: a taint needs an effect: NoSchedule, PreferNoSchedule or NoExecute");
+            }
+            return;
+        }
+        if !matches!(effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute") {
+            let hint = nearest(effect, ["NoSchedule", "PreferNoSchedule", "NoExecute"]).map(|n| format!("; did you mean {n:?}?")).unwrap_or_default();
+            self.err(
+                path,
+                format!("Unsupported value: {effect:?}: supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"{hint}"),
+            );
+        }
+    }
+
+    fn toleration(&mut self, t: &Toleration, path: &str) {
+        let key = t.key.clone().unwrap_or_default();
+        let op = t.operator.clone().unwrap_or_default();
+        let value = t.value.clone().unwrap_or_default();
+        let effect = t.effect.clone().unwrap_or_default();
+        if !key.is_empty() {
+            self.label_name(&key, &format!("{path}.key"));
+        }
+        if key.is_empty() && op != "Exists" {
+            self.err(
+                &format!("{path}.operator"),
+                format!("Invalid value: {op:?}: operator must be Exists when `key` is empty, which means \"match all values and all keys\""),
+            );
+        }
+        if t.toleration_seconds.is_some() && effect != "NoExecute" {
+            self.err(
+                &format!("{path}.effect"),
+                format!("Invalid value: {effect:?}: effect must be 'NoExecute' when `tolerationSeconds` is set"),
+            );
+        }
+        match op.as_str() {
+            "Equal" | "" => {
+                let errs = k8s::label_value(&value);
+                if !errs.is_empty() {
+                    self.err(&format!("{path}.value"), format!("Invalid value: {value:?}: {}", errs.join(";")));
+                }
+            }
+            "Exists" => {
+                if !value.is_empty() {
+                    self.err(&format!("{path}.value"), format!("Invalid value: {value:?}: value must be empty when `operator` is 'Exists'"));
+                }
+            }
+            other => {
+                let hint = nearest(other, ["Equal", "Exists"]).map(|n| format!("; did you mean {n:?}?")).unwrap_or_default();
+                self.err(&format!("{path}.operator"), format!("Unsupported value: {other:?}: supported values: \"Equal\", \"Exists\"{hint}"));
+            }
+        }
+        self.taint_effect(&effect, true, &format!("{path}.effect"));
+    }
+
+    fn node_selector_term(&mut self, term: &NodeSelectorTerm, required: bool, path: &str) {
+        for (j, rq) in term.match_expressions.iter().flatten().enumerate() {
+            let rp = format!("{path}.matchExpressions[{j}]");
+            let values = rq.values.clone().unwrap_or_default();
+            match rq.operator.as_str() {
+                "In" | "NotIn" => {
+                    if values.is_empty() {
+                        self.err(&format!("{rp}.values"), "Required value: must be specified when `operator` is 'In' or 'NotIn'");
+                    }
+                }
+                "Exists" | "DoesNotExist" => {
+                    if !values.is_empty() {
+                        self.err(&format!("{rp}.values"), "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+                    }
+                }
+                "Gt" | "Lt" => {
+                    if values.len() != 1 {
+                        self.err(&format!("{rp}.values"), "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'");
+                    } else if values[0].parse::<i64>().is_err() {
+                        self.err(
+                            &format!("{rp}.values[0]"),
+                            format!(
+                                "Invalid value: {:?}: must be an integer when `operator` is 'Gt' or 'Lt' (the scheduler ignores the requirement otherwise; kfsched is stricter than the API server here)",
+                                values[0]
+                            ),
+                        );
+                    }
+                }
+                other => {
+                    let hint = nearest(other, ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]).map(|n| format!("; did you mean {n:?}?")).unwrap_or_default();
+                    self.err(&format!("{rp}.operator"), format!("Invalid value: {other:?}: not a valid selector operator{hint}"));
+                }
+            }
+            self.label_name(&rq.key, &format!("{rp}.key"));
+            if required {
+                for (vi, v) in values.iter().enumerate() {
+                    for m in k8s::label_value(v) {
+                        self.err(&format!("{rp}.values[{vi}]"), format!("Invalid value: {v:?}: {m}"));
+                    }
+                }
+            }
+        }
+        for (j, rq) in term.match_fields.iter().flatten().enumerate() {
+            let rp = format!("{path}.matchFields[{j}]");
+            let values = rq.values.clone().unwrap_or_default();
+            match rq.operator.as_str() {
+                "In" | "NotIn" => {
+                    if values.len() != 1 {
+                        self.err(
+                            &format!("{rp}.values"),
+                            "Required value: must be only one value when `operator` is 'In' or 'NotIn' for node field selector (write one term per node name: terms are ORed)",
+                        );
+                    }
+                }
+                other => self.err(&format!("{rp}.operator"), format!("Invalid value: {other:?}: not a valid selector operator (matchFields takes In or NotIn)")),
+            }
+            if rq.key != "metadata.name" {
+                self.err(&format!("{rp}.key"), format!("Invalid value: {:?}: not a valid field selector key (only metadata.name)", rq.key));
+            } else {
+                for (vi, v) in values.iter().enumerate() {
+                    for m in k8s::node_name(v) {
+                        self.err(&format!("{rp}.values[{vi}]"), format!("Invalid value: {v:?}: {m}"));
+                    }
+                }
+            }
+        }
+    }
+
+    fn label_selector(&mut self, s: &MetaLabelSelector, path: &str) {
+        for (k, v) in s.match_labels.iter().flatten() {
+            let p = format!("{path}.matchLabels.{}", crate::yaml::tree::path_key(k));
+            self.label_name(k, &p);
+            for m in k8s::label_value(v) {
+                self.err(&p, format!("Invalid value: {v:?}: {m}"));
+            }
+        }
+        for (i, e) in s.match_expressions.iter().flatten().enumerate() {
+            let p = format!("{path}.matchExpressions[{i}]");
+            let values = e.values.clone().unwrap_or_default();
+            match e.operator.as_str() {
+                "In" | "NotIn" => {
+                    if values.is_empty() {
+                        self.err(&format!("{p}.values"), "Required value: must be specified when `operator` is 'In' or 'NotIn'");
+                    }
+                }
+                "Exists" | "DoesNotExist" => {
+                    if !values.is_empty() {
+                        self.err(&format!("{p}.values"), "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+                    }
+                }
+                other => self.err(&format!("{p}.operator"), format!("Invalid value: {other:?}: not a valid selector operator")),
+            }
+            self.label_name(&e.key, &format!("{p}.key"));
+            for (vi, v) in values.iter().enumerate() {
+                for m in k8s::label_value(v) {
+                    self.err(&format!("{p}.values[{vi}]"), format!("Invalid value: {v:?}: {m}"));
+                }
+            }
+        }
+    }
+
+    fn pod_affinity_term(&mut self, t: &PodAffinityTerm, path: &str) {
+        if let Some(s) = &t.label_selector {
+            self.label_selector(s, &format!("{path}.labelSelector"));
+        }
+        if let Some(s) = &t.namespace_selector {
+            self.label_selector(s, &format!("{path}.namespaceSelector"));
+        }
+        for (i, ns) in t.namespaces.iter().flatten().enumerate() {
+            for m in k8s::dns1123_label(ns) {
+                self.err(&format!("{path}.namespaces[{i}]"), format!("Invalid value: {ns:?}: {m}"));
+            }
+        }
+        if t.topology_key.is_empty() {
+            self.err(&format!("{path}.topologyKey"), "Required value: can not be empty");
+        } else {
+            self.label_name(&t.topology_key, &format!("{path}.topologyKey"));
+        }
+    }
+}
+
+fn pool_name_ok(rule: &Rule, pools: &[NodePool]) -> bool {
+    rule.pool.as_ref().is_none_or(|p| pools.iter().any(|x| &x.name == p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(s: &str) -> Result<Policy, PolicyErrors> {
+        Policy::from_bytes("p.yaml", s.as_bytes())
+    }
+
+    #[test]
+    fn pool_shorthand_expands() {
+        let p = load(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: x}\nspec:\n  nodePools:\n  - name: gpu\n    labels: {a: b}\n    taints: [{key: k, value: v, effect: NoSchedule}, {key: j, effect: NoExecute}]\n  rules:\n  - name: r\n    pool: gpu\n",
+        )
+        .unwrap();
+        let r = &p.rules[0];
+        assert_eq!(r.tolerations.len(), 2);
+        assert_eq!(r.tolerations[0].operator.as_deref(), Some("Equal"));
+        assert_eq!(r.tolerations[1].operator.as_deref(), Some("Exists"));
+        assert_eq!(r.required.len(), 1);
+    }
+
+    #[test]
+    fn every_error_is_reported_with_its_place() {
+        let err = load(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  rules:\n  - name: r\n    toleration: []\n    tolerations:\n    - {key: a, operator: Equals}\n    - {operator: Equal}\n    nodeSelector: {gpu: true}\n",
+        )
+        .unwrap_err();
+        let msgs: Vec<String> = err.0.iter().map(|d| d.to_string()).collect();
+        assert_eq!(
+            msgs,
+            vec![
+                "p.yaml:6:5: spec.rules[0].toleration: unknown field \"toleration\"; did you mean \"tolerations\"?",
+                "p.yaml:8:26: spec.rules[0].tolerations[0].operator: Unsupported value: \"Equals\": supported values: \"Equal\", \"Exists\"; did you mean \"Equal\"?",
+                "p.yaml:9:18: spec.rules[0].tolerations[1].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+                "p.yaml:10:25: spec.rules[0].nodeSelector.gpu: must be a string, got a boolean (true); quote it: \"true\"",
+            ]
+        );
+    }
+}

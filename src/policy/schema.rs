@@ -1,0 +1,459 @@
+//! The shape of a SchedulingPolicy: one table drives the strict reader
+//! (unknown fields, wrong types, with a did-you-mean) and the JSON Schema
+//! that `kubectl kfsched schema` prints for editors.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value as Json, json};
+
+use crate::diag::Diagnostic;
+use crate::k8s::nearest;
+use crate::yaml::tree::{Kind, NodeId, Tree};
+use crate::yaml::value::{Resolved, resolve_plain};
+
+/// A field's type.
+#[derive(Clone, Copy, Debug)]
+pub enum Shape {
+    Str,
+    Int,
+    /// A list of strings.
+    StrList,
+    /// A map of string to string.
+    StrMap,
+    Enum(&'static [&'static str]),
+    Object(&'static [Field]),
+    List(&'static Shape),
+}
+
+/// One field of an object.
+#[derive(Clone, Copy, Debug)]
+pub struct Field {
+    pub name: &'static str,
+    pub shape: Shape,
+    pub required: bool,
+    pub doc: &'static str,
+}
+
+const fn f(name: &'static str, shape: Shape, doc: &'static str) -> Field {
+    Field {
+        name,
+        shape,
+        required: false,
+        doc,
+    }
+}
+
+const fn req(name: &'static str, shape: Shape, doc: &'static str) -> Field {
+    Field {
+        name,
+        shape,
+        required: true,
+        doc,
+    }
+}
+
+pub const TOLERATION: &[Field] = &[
+    f("key", Shape::Str, "Taint key the toleration applies to; empty with operator Exists matches every taint."),
+    f("operator", Shape::Str, "Equal (default) or Exists."),
+    f("value", Shape::Str, "Taint value for operator Equal; must be empty for Exists."),
+    f("effect", Shape::Str, "NoSchedule, PreferNoSchedule or NoExecute; empty matches every effect."),
+    f("tolerationSeconds", Shape::Int, "With effect NoExecute: how long the pod stays bound after the taint appears."),
+];
+
+pub const REQUIREMENT: &[Field] = &[
+    req("key", Shape::Str, "Label key (or metadata.name in matchFields)."),
+    req("operator", Shape::Str, "In, NotIn, Exists, DoesNotExist, Gt or Lt."),
+    f("values", Shape::StrList, "Values; one integer for Gt/Lt, none for Exists/DoesNotExist."),
+];
+
+pub const NODE_SELECTOR_TERM: &[Field] = &[
+    f("matchExpressions", Shape::List(&Shape::Object(REQUIREMENT)), "Node label requirements, ANDed."),
+    f("matchFields", Shape::List(&Shape::Object(REQUIREMENT)), "Node field requirements (metadata.name), ANDed."),
+];
+
+pub const NODE_SELECTOR: &[Field] = &[req(
+    "nodeSelectorTerms",
+    Shape::List(&Shape::Object(NODE_SELECTOR_TERM)),
+    "Terms are ORed; kfsched ANDs this requirement into the component's own.",
+)];
+
+pub const PREFERRED_TERM: &[Field] = &[
+    req("weight", Shape::Int, "1-100."),
+    req("preference", Shape::Object(NODE_SELECTOR_TERM), "A node selector term."),
+];
+
+pub const NODE_AFFINITY: &[Field] = &[
+    f("requiredDuringSchedulingIgnoredDuringExecution", Shape::Object(NODE_SELECTOR), "Hard node requirement."),
+    f(
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        Shape::List(&Shape::Object(PREFERRED_TERM)),
+        "Soft node preferences.",
+    ),
+];
+
+pub const LABEL_SELECTOR_REQ: &[Field] = &[
+    req("key", Shape::Str, "Label key."),
+    req("operator", Shape::Str, "In, NotIn, Exists or DoesNotExist."),
+    f("values", Shape::StrList, "Values for In/NotIn."),
+];
+
+pub const LABEL_SELECTOR: &[Field] = &[
+    f("matchLabels", Shape::StrMap, "Labels that must all match."),
+    f("matchExpressions", Shape::List(&Shape::Object(LABEL_SELECTOR_REQ)), "Requirements, ANDed."),
+];
+
+pub const POD_AFFINITY_TERM: &[Field] = &[
+    f("labelSelector", Shape::Object(LABEL_SELECTOR), "Pods to be near (or away from)."),
+    f("namespaceSelector", Shape::Object(LABEL_SELECTOR), "Namespaces of those pods."),
+    f("namespaces", Shape::StrList, "Namespaces of those pods."),
+    req("topologyKey", Shape::Str, "Node label that defines co-location."),
+    f("matchLabelKeys", Shape::StrList, "Pod label keys merged into labelSelector."),
+    f("mismatchLabelKeys", Shape::StrList, "Pod label keys merged into labelSelector with NotIn."),
+];
+
+pub const WEIGHTED_POD_AFFINITY_TERM: &[Field] = &[
+    req("weight", Shape::Int, "1-100."),
+    req("podAffinityTerm", Shape::Object(POD_AFFINITY_TERM), "The term."),
+];
+
+pub const POD_AFFINITY: &[Field] = &[
+    f(
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        Shape::List(&Shape::Object(POD_AFFINITY_TERM)),
+        "Hard pod (anti-)affinity terms.",
+    ),
+    f(
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        Shape::List(&Shape::Object(WEIGHTED_POD_AFFINITY_TERM)),
+        "Soft pod (anti-)affinity terms.",
+    ),
+];
+
+pub const AFFINITY: &[Field] = &[
+    f("nodeAffinity", Shape::Object(NODE_AFFINITY), "core/v1 NodeAffinity."),
+    f("podAffinity", Shape::Object(POD_AFFINITY), "core/v1 PodAffinity (not for KFP v2 tasks)."),
+    f("podAntiAffinity", Shape::Object(POD_AFFINITY), "core/v1 PodAntiAffinity (not for KFP v2 tasks)."),
+];
+
+pub const SELECTOR: &[Field] = &[
+    f("names", Shape::StrList, "Globs over the component's names and task paths; * and ? stop at '/', ** crosses levels."),
+    f("images", Shape::StrList, "Globs over main container images; * matches any character."),
+    f("pipelines", Shape::StrList, "Globs over the top-level pipeline name."),
+    f("kinds", Shape::StrList, "Globs over the document kind: PipelineSpec, Workflow, CronWorkflow, Deployment, ..."),
+];
+
+pub const TAINT: &[Field] = &[
+    req("key", Shape::Str, "Taint key."),
+    f("value", Shape::Str, "Taint value."),
+    req("effect", Shape::Str, "NoSchedule, PreferNoSchedule or NoExecute."),
+];
+
+pub const NODE_POOL: &[Field] = &[
+    req("name", Shape::Str, "Pool name (DNS-1123 label), unique."),
+    f("nodes", Shape::StrList, "Node-name globs (live side)."),
+    f("nodeSelector", Shape::Str, "Label selector in kubectl syntax (live side)."),
+    f("labels", Shape::StrMap, "Labels every node of the pool carries."),
+    f("taints", Shape::List(&Shape::Object(TAINT)), "Taints every node of the pool carries."),
+];
+
+pub const RULE: &[Field] = &[
+    req("name", Shape::Str, "Rule name, unique."),
+    f("match", Shape::Object(SELECTOR), "Which components; omitted or empty selects every pod-creating component."),
+    f("exclude", Shape::Object(SELECTOR), "Components to leave out; any hit wins."),
+    f("pool", Shape::Str, "Tolerate the pool's taints and require its labels."),
+    f("tolerations", Shape::List(&Shape::Object(TOLERATION)), "core/v1 Tolerations."),
+    f("nodeSelector", Shape::StrMap, "Node labels the pod requires."),
+    f("affinity", Shape::Object(AFFINITY), "core/v1 Affinity."),
+    f("podLabels", Shape::StrMap, "Labels for the pod."),
+    f("podAnnotations", Shape::StrMap, "Annotations for the pod."),
+    f("strategy", Shape::Enum(&["merge", "replace"]), "merge (default) or replace the fields this rule names."),
+];
+
+pub const SPEC: &[Field] = &[
+    f("nodePools", Shape::List(&Shape::Object(NODE_POOL)), "Named groups of nodes."),
+    f("rules", Shape::List(&Shape::Object(RULE)), "Rules, applied in order."),
+];
+
+pub const METADATA: &[Field] = &[
+    f("name", Shape::Str, "Policy name."),
+    f("namespace", Shape::Str, "Ignored; allowed so the policy can be a KRM functionConfig."),
+    f("labels", Shape::StrMap, "Labels."),
+    f("annotations", Shape::StrMap, "Annotations (KRM function annotations go here)."),
+];
+
+pub const POLICY: &[Field] = &[
+    req("apiVersion", Shape::Enum(&["kfsched.dev/v1alpha1"]), "kfsched.dev/v1alpha1"),
+    req("kind", Shape::Enum(&["SchedulingPolicy"]), "SchedulingPolicy"),
+    f("metadata", Shape::Object(METADATA), "Object metadata."),
+    req("spec", Shape::Object(SPEC), "The policy."),
+];
+
+/// Line and column of every path the reader visited.
+pub type Locations = HashMap<String, (usize, usize)>;
+
+/// Reads a node against a shape: JSON out, diagnostics for everything that
+/// does not fit, and where each path sits in the file.
+pub struct Reader<'t, 'a> {
+    pub tree: &'t Tree<'a>,
+    pub file: String,
+    pub diags: Vec<Diagnostic>,
+    pub locs: Locations,
+}
+
+impl<'t, 'a> Reader<'t, 'a> {
+    pub fn new(tree: &'t Tree<'a>, file: &str) -> Self {
+        Reader {
+            tree,
+            file: file.to_string(),
+            diags: Vec::new(),
+            locs: HashMap::new(),
+        }
+    }
+
+    fn diag(&mut self, node: NodeId, path: &str, message: String) {
+        let (line, col) = self.tree.position(node);
+        self.diags.push(Diagnostic {
+            file: self.file.clone(),
+            line,
+            col,
+            path: path.to_string(),
+            message,
+        });
+    }
+
+    pub fn read(&mut self, node: NodeId, shape: Shape, path: &str) -> Json {
+        let tree = self.tree;
+        self.locs.insert(path.to_string(), tree.position(node));
+        let n = tree.node(node);
+        if n.kind == Kind::Alias {
+            self.diag(node, path, "YAML aliases are not supported in a policy; write the value out".into());
+            return Json::Null;
+        }
+        match shape {
+            Shape::Str | Shape::Enum(_) => {
+                let Some(s) = self.string(node, path) else {
+                    return Json::Null;
+                };
+                if let Shape::Enum(options) = shape {
+                    if !options.contains(&s.as_str()) {
+                        let hint = nearest(&s, options.iter().copied()).map(|n| format!("; did you mean {n:?}?")).unwrap_or_default();
+                        let opts: Vec<String> = options.iter().map(|o| format!("{o:?}")).collect();
+                        self.diag(node, path, format!("Unsupported value: {s:?}: supported values: {}{hint}", opts.join(", ")));
+                    }
+                }
+                Json::String(s)
+            }
+            Shape::Int => {
+                if n.kind == Kind::Scalar && !n.style.is_quoted() {
+                    let s = tree.scalar(node);
+                    if resolve_plain(s) == Resolved::Int {
+                        if let crate::yaml::Value::Int(i) = crate::yaml::value::plain_value(s) {
+                            return Json::from(i);
+                        }
+                    }
+                }
+                let what = describe(tree, node);
+                self.diag(node, path, format!("must be an integer, got {what}"));
+                Json::Null
+            }
+            Shape::StrList => {
+                if n.kind != Kind::Seq {
+                    let what = describe(tree, node);
+                    self.diag(node, path, format!("must be a list of strings, got {what}"));
+                    return Json::Null;
+                }
+                let mut out = Vec::new();
+                for (i, item) in tree.items(node).enumerate() {
+                    let p = format!("{path}[{i}]");
+                    self.locs.insert(p.clone(), tree.position(item));
+                    if let Some(s) = self.string(item, &p) {
+                        out.push(Json::String(s));
+                    }
+                }
+                Json::Array(out)
+            }
+            Shape::StrMap => {
+                if n.kind != Kind::Map {
+                    let what = describe(tree, node);
+                    self.diag(node, path, format!("must be a map of strings, got {what}"));
+                    return Json::Null;
+                }
+                let mut out = Map::new();
+                let mut seen: Vec<String> = Vec::new();
+                for (k, v) in tree.entries(node) {
+                    let key = tree.scalar(k).to_string();
+                    let p = format!("{path}.{}", crate::yaml::tree::path_key(&key));
+                    self.locs.insert(p.clone(), tree.position(k));
+                    if seen.contains(&key) {
+                        self.diag(k, &p, format!("duplicate key {key:?}"));
+                        continue;
+                    }
+                    seen.push(key.clone());
+                    if let Some(s) = self.string(v, &p) {
+                        out.insert(key, Json::String(s));
+                    }
+                }
+                Json::Object(out)
+            }
+            Shape::List(item_shape) => {
+                if n.kind != Kind::Seq {
+                    let what = describe(tree, node);
+                    self.diag(node, path, format!("must be a list, got {what}"));
+                    return Json::Null;
+                }
+                let items: Vec<NodeId> = tree.items(node).collect();
+                Json::Array(
+                    items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, item)| self.read(item, *item_shape, &format!("{path}[{i}]")))
+                        .collect(),
+                )
+            }
+            Shape::Object(fields) => {
+                if n.kind != Kind::Map {
+                    if tree.is_null(node) {
+                        return Json::Object(Map::new());
+                    }
+                    let what = describe(tree, node);
+                    self.diag(node, path, format!("must be a mapping, got {what}"));
+                    return Json::Null;
+                }
+                let mut out = Map::new();
+                let entries: Vec<(NodeId, NodeId)> = tree.entries(node).collect();
+                for (k, v) in entries {
+                    let key = tree.scalar(k).to_string();
+                    let p = if path.is_empty() {
+                        crate::yaml::tree::path_key(&key)
+                    } else {
+                        format!("{path}.{}", crate::yaml::tree::path_key(&key))
+                    };
+                    let Some(field) = fields.iter().find(|fl| fl.name == key) else {
+                        let hint = nearest(&key, fields.iter().map(|fl| fl.name))
+                            .map(|n| format!("; did you mean {n:?}?"))
+                            .unwrap_or_else(|| {
+                                let names: Vec<&str> = fields.iter().map(|fl| fl.name).collect();
+                                format!("; known fields: {}", names.join(", "))
+                            });
+                        self.diag(k, &p, format!("unknown field {key:?}{hint}"));
+                        continue;
+                    };
+                    if out.contains_key(&key) {
+                        self.diag(k, &p, format!("duplicate key {key:?}"));
+                        continue;
+                    }
+                    if tree.is_null(v) && !matches!(field.shape, Shape::Object(_)) {
+                        self.locs.insert(p.clone(), tree.position(k));
+                        continue;
+                    }
+                    let val = self.read(v, field.shape, &p);
+                    out.insert(key, val);
+                }
+                for fl in fields.iter().filter(|fl| fl.required) {
+                    if !out.contains_key(fl.name) {
+                        let p = if path.is_empty() { fl.name.to_string() } else { format!("{path}.{}", fl.name) };
+                        self.diag(node, &p, format!("Required value: {:?} must be set", fl.name));
+                    }
+                }
+                Json::Object(out)
+            }
+        }
+    }
+
+    fn string(&mut self, node: NodeId, path: &str) -> Option<String> {
+        let tree = self.tree;
+        let n = tree.node(node);
+        if n.kind != Kind::Scalar {
+            let what = describe(tree, node);
+            self.diag(node, path, format!("must be a string, got {what}"));
+            return None;
+        }
+        let s = tree.scalar(node);
+        if !n.style.is_quoted() && !n.tagged {
+            match resolve_plain(s) {
+                Resolved::Str | Resolved::Timestamp | Resolved::Merge | Resolved::Value => {}
+                Resolved::Null => return Some(String::new()),
+                other => {
+                    let t = match other {
+                        Resolved::Bool => "a boolean",
+                        Resolved::Int => "an integer",
+                        _ => "a number",
+                    };
+                    self.diag(node, path, format!("must be a string, got {t} ({s}); quote it: \"{s}\""));
+                    return None;
+                }
+            }
+        }
+        Some(s.to_string())
+    }
+}
+
+fn describe(tree: &Tree, node: NodeId) -> String {
+    let n = tree.node(node);
+    match n.kind {
+        Kind::Map => "a mapping".into(),
+        Kind::Seq => "a list".into(),
+        Kind::Alias => "an alias".into(),
+        Kind::Scalar => {
+            let s = tree.scalar(node);
+            if n.style.is_quoted() {
+                format!("the string {s:?}")
+            } else {
+                match resolve_plain(s) {
+                    Resolved::Null => "null".into(),
+                    Resolved::Bool => format!("the boolean {s}"),
+                    Resolved::Int => format!("the integer {s}"),
+                    Resolved::Float => format!("the number {s}"),
+                    _ => format!("the string {s:?}"),
+                }
+            }
+        }
+    }
+}
+
+/// The JSON Schema (draft 2020-12) of a SchedulingPolicy.
+pub fn json_schema() -> Json {
+    let mut root = object_schema(POLICY);
+    if let Json::Object(m) = &mut root {
+        m.insert("$schema".into(), json!("https://json-schema.org/draft/2020-12/schema"));
+        m.insert("$id".into(), json!("https://kfsched.dev/schemas/v1alpha1/schedulingpolicy.json"));
+        m.insert("title".into(), json!("SchedulingPolicy"));
+        m.insert(
+            "description".into(),
+            json!("kfsched SchedulingPolicy: which pipeline components tolerate which taints and land on which nodes."),
+        );
+    }
+    root
+}
+
+fn shape_schema(shape: Shape) -> Json {
+    match shape {
+        Shape::Str => json!({"type": "string"}),
+        Shape::Int => json!({"type": "integer"}),
+        Shape::StrList => json!({"type": "array", "items": {"type": "string"}, "minItems": 1}),
+        Shape::StrMap => json!({"type": "object", "additionalProperties": {"type": "string"}}),
+        Shape::Enum(v) => json!({"type": "string", "enum": v}),
+        Shape::Object(fields) => object_schema(fields),
+        Shape::List(item) => json!({"type": "array", "items": shape_schema(*item)}),
+    }
+}
+
+fn object_schema(fields: &[Field]) -> Json {
+    let mut props = Map::new();
+    for fl in fields {
+        let mut s = shape_schema(fl.shape);
+        if let Json::Object(m) = &mut s {
+            m.insert("description".into(), json!(fl.doc));
+        }
+        props.insert(fl.name.to_string(), s);
+    }
+    let required: Vec<&str> = fields.iter().filter(|fl| fl.required).map(|fl| fl.name).collect();
+    let mut m = Map::new();
+    m.insert("type".into(), json!("object"));
+    m.insert("additionalProperties".into(), json!(false));
+    m.insert("properties".into(), Json::Object(props));
+    if !required.is_empty() {
+        m.insert("required".into(), json!(required));
+    }
+    Json::Object(m)
+}

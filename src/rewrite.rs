@@ -1,0 +1,306 @@
+//! One file through the whole flow: read → detect → components → match →
+//! merge → plan edits → apply to the original bytes → verify → report.
+//!
+//! Synchronous and pure: bytes in, bytes and a report out. The binary does
+//! the file system and the printing; many files run in parallel.
+
+use rayon::prelude::*;
+
+use crate::diag::{Diagnostic, decode_utf8};
+use crate::format::{self, Change, Doc, Skipped};
+use crate::matching::{Verdict, judge};
+use crate::policy::Policy;
+use crate::sched::Changed;
+use crate::yaml::edit::{Editor, Flavor};
+use crate::yaml::tree::Tree;
+
+/// What `explain` shows about one component.
+#[derive(Clone, Debug)]
+pub struct ComponentReport {
+    pub label: String,
+    pub kind: String,
+    pub pipeline: Option<String>,
+    pub names: Vec<String>,
+    pub images: Vec<String>,
+    /// One verdict per rule, in policy order.
+    pub verdicts: Vec<Verdict>,
+    pub before: serde_json::Value,
+    pub after: serde_json::Value,
+    pub changed: bool,
+    /// Warnings from merging (a nodeSelector value replaced, ...).
+    pub warnings: Vec<String>,
+}
+
+/// What `explain` shows about one document.
+#[derive(Clone, Debug)]
+pub struct DocReport {
+    pub index: usize,
+    pub format: &'static str,
+    /// Why the document was skipped, for non-pipeline documents.
+    pub skipped_because: Option<String>,
+    pub components: Vec<ComponentReport>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// The result of processing one file.
+#[derive(Clone, Debug)]
+pub struct FileOutcome {
+    pub file: String,
+    /// The rewritten text, when it differs from the input.
+    pub output: Option<String>,
+    pub docs: Vec<DocReport>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl FileOutcome {
+    pub fn changed(&self) -> bool {
+        self.output.is_some()
+    }
+
+    /// Whether the file holds any pipeline or workload.
+    pub fn is_pipeline(&self) -> bool {
+        self.docs.iter().any(|d| d.skipped_because.is_none() && d.format != "KFP v2 platform spec")
+    }
+
+    /// How many components each rule selected.
+    pub fn rule_hits(&self, rules: usize) -> Vec<usize> {
+        let mut hits = vec![0; rules];
+        for d in &self.docs {
+            for c in &d.components {
+                for (i, v) in c.verdicts.iter().enumerate() {
+                    if v.selected() {
+                        hits[i] += 1;
+                    }
+                }
+            }
+        }
+        hits
+    }
+}
+
+/// One input: a name for messages and its bytes.
+pub struct Input {
+    pub file: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Processes many files in parallel; results are in input order.
+pub fn process_all(inputs: &[Input], policy: &Policy) -> Vec<Result<FileOutcome, Vec<Diagnostic>>> {
+    inputs.par_iter().map(|i| process(&i.file, &i.bytes, policy)).collect()
+}
+
+fn diag_at(tree: &Tree, file: &str, offset: usize, path: &str, message: String) -> Diagnostic {
+    let (line, col) = crate::yaml::tree::line_col(tree.src(), offset);
+    Diagnostic {
+        file: file.to_string(),
+        line,
+        col,
+        path: path.to_string(),
+        message,
+    }
+}
+
+/// Rewrites one file's text under a policy.
+pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome, Vec<Diagnostic>> {
+    let text = decode_utf8(file, bytes).map_err(|d| vec![d])?;
+    if text.trim().is_empty() {
+        return Ok(FileOutcome {
+            file: file.to_string(),
+            output: None,
+            docs: vec![DocReport {
+                index: 0,
+                format: "other",
+                skipped_because: Some("empty file".into()),
+                components: vec![],
+                skipped: vec![],
+            }],
+            warnings: vec![],
+        });
+    }
+    let tree = Tree::parse(text).map_err(|e| {
+        vec![Diagnostic {
+            file: file.to_string(),
+            line: e.line,
+            col: e.col,
+            path: String::new(),
+            message: format!("invalid YAML: {}; nothing was written", e.message),
+        }]
+    })?;
+    let docs = format::detect(&tree).map_err(|(node, msg)| {
+        let n = tree.node(node);
+        vec![diag_at(&tree, file, n.start as usize, &tree.path(node), msg)]
+    })?;
+
+    let mut errors: Vec<Diagnostic> = Vec::new();
+    let mut warnings: Vec<Diagnostic> = Vec::new();
+    let mut reports = Vec::new();
+    let mut editor = Editor::new(&tree, Flavor::KfpV2);
+
+    for (index, doc) in docs.iter().enumerate() {
+        let comps = doc.components();
+        let mut report = DocReport {
+            index,
+            format: doc.format_name(),
+            skipped_because: match doc {
+                Doc::Other(why) => Some(why.clone()),
+                _ => None,
+            },
+            components: Vec::new(),
+            skipped: doc.skipped().to_vec(),
+        };
+        if comps.is_empty() {
+            reports.push(report);
+            continue;
+        }
+        let shape = doc.shape();
+        let target = doc.sched_target();
+        let mut changes: Vec<Change> = Vec::new();
+        let mut selected_any = false;
+        let mut verdict_table: Vec<Vec<Verdict>> = Vec::with_capacity(comps.len());
+        for comp in comps {
+            let verdicts: Vec<Verdict> = policy.rules.iter().map(|r| judge(r, comp)).collect();
+            let before = doc.read(&tree, comp);
+            let mut after = before.clone();
+            let mut changed = Changed::default();
+            let mut comp_warnings = Vec::new();
+            for (rule, v) in policy.rules.iter().zip(&verdicts) {
+                if !v.selected() {
+                    continue;
+                }
+                selected_any = true;
+                let (c, notes) = after.apply(rule, shape, target);
+                changed = Changed {
+                    tolerations: changed.tolerations || c.tolerations,
+                    node_selector: changed.node_selector || c.node_selector,
+                    required: changed.required || c.required,
+                    preferred: changed.preferred || c.preferred,
+                    pod_affinity: changed.pod_affinity || c.pod_affinity,
+                    labels: changed.labels || c.labels,
+                    annotations: changed.annotations || c.annotations,
+                    replaced_affinity: changed.replaced_affinity || c.replaced_affinity,
+                };
+                for n in notes {
+                    let msg = format!("{file}: {}: {}", comp.label, n.message);
+                    if n.error {
+                        errors.push(policy.rule_diag(rule, n.field, format!("rule {:?} {msg}", rule.name)));
+                    } else {
+                        let w = format!("rule {:?}: {}", rule.name, n.message);
+                        comp_warnings.push(w.clone());
+                        warnings.push(Diagnostic::file(file, format!("{}: {w}", comp.label)));
+                    }
+                }
+            }
+            report.components.push(ComponentReport {
+                label: comp.label.clone(),
+                kind: comp.kind.clone(),
+                pipeline: comp.pipeline.clone(),
+                names: comp.names.clone(),
+                images: comp.images.clone(),
+                verdicts: verdicts.clone(),
+                before: before.to_json(),
+                after: after.to_json(),
+                changed: changed.any(),
+                warnings: comp_warnings,
+            });
+            verdict_table.push(verdicts);
+            if changed.any() {
+                changes.push(Change {
+                    component: comp,
+                    before,
+                    after,
+                    changed,
+                });
+            }
+        }
+        // Argo: scheduling on templateDefaults or DAG/steps templates.
+        if let (Doc::Argo(w), true) = (doc, selected_any) {
+            if let Some((node, msg)) = &w.refusal {
+                let rules: Vec<String> = policy
+                    .rules
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| verdict_table.iter().any(|v| v[*i].selected()))
+                    .map(|(_, r)| format!("{:?}", r.name))
+                    .collect();
+                errors.push(diag_at(
+                    &tree,
+                    file,
+                    tree.node(*node).start as usize,
+                    &tree.path(*node),
+                    format!("{msg} (rules {} select components of this workflow); nothing was written", rules.join(", ")),
+                ));
+            }
+        }
+        // KFP v2: a rule must select all or none of the tasks sharing an executor.
+        if let Doc::KfpV2(p) = doc {
+            for (label, tasks) in p.executor_tasks.iter().filter(|(_, t)| t.len() > 1) {
+                for (ri, rule) in policy.rules.iter().enumerate() {
+                    let sel: Vec<&usize> = tasks.iter().filter(|&&t| verdict_table[t][ri].selected()).collect();
+                    if !sel.is_empty() && sel.len() < tasks.len() {
+                        let other = tasks.iter().find(|t| !sel.contains(t)).copied().unwrap_or(0);
+                        errors.push(policy.rule_diag(
+                            rule,
+                            "match",
+                            format!(
+                                "rule {:?} selects {} but not {} in {file}; both run executor {label:?}, whose Kubernetes config they share: select both or neither (or compile the pipeline so each task has its own executor)",
+                                rule.name, comps[*sel[0]].label, comps[other].label
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        reports.push(report);
+        if changes.is_empty() || !errors.is_empty() {
+            continue;
+        }
+        let flavor = doc.flavor(&tree);
+        editor.set_flavor(flavor);
+        for edit in format::write(&tree, doc, flavor, &changes) {
+            if let Err(e) = editor.apply(edit) {
+                errors.push(diag_at(&tree, file, e.offset, &e.path, format!("{}; nothing was written", e.message)));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let first = editor.first_offset();
+    let output = if editor.is_empty() {
+        None
+    } else {
+        let out = editor.finish().map_err(|e| vec![diag_at(&tree, file, e.offset, &e.path, e.message)])?;
+        verify(&tree, file, &out, first.unwrap_or(0))?;
+        Some(out)
+    };
+    Ok(FileOutcome {
+        file: file.to_string(),
+        output: output.filter(|o| o.as_bytes() != bytes),
+        docs: reports,
+        warnings,
+    })
+}
+
+/// Re-parses the output from the start of the first edited document: a
+/// rewrite must never produce YAML that does not parse.
+fn verify(tree: &Tree, file: &str, out: &str, first_edit: usize) -> Result<(), Vec<Diagnostic>> {
+    let start = tree
+        .documents
+        .iter()
+        .enumerate()
+        .filter(|(i, d)| *i > 0 && d.explicit_start && (d.start as usize) <= first_edit)
+        .map(|(_, d)| d.start as usize)
+        .next_back()
+        .unwrap_or(if first_edit >= tree.src().len() && tree.src().ends_with('\n') { first_edit } else { 0 });
+    let start = if out.is_char_boundary(start) { start } else { 0 };
+    match Tree::parse(&out[start..]) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(vec![Diagnostic::file(
+            file,
+            format!(
+                "internal error: the rewritten text does not parse ({}); nothing was written. Please report this with the input file and policy",
+                e
+            ),
+        )]),
+    }
+}

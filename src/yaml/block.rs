@@ -1,0 +1,281 @@
+//! Rendering for hand-written files: block style in the file's own
+//! indentation (step and sequence offset detected from the file), no line
+//! wrapping, and flow style only where text goes into an existing flow
+//! collection. Keys are written in the order the caller gives.
+
+use super::emit::{double_quoted, scalar_needs_quotes, single_quoted};
+use super::tree::{Kind, Style, Tree};
+use super::value::{Value, python_float_repr};
+
+/// The indentation conventions of one file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockStyle {
+    /// Columns between a mapping key and the keys of its child mapping.
+    pub step: usize,
+    /// Columns between a mapping key and the dashes of its child sequence
+    /// (0 for the indentless `key:\n- item` style).
+    pub seq_offset: usize,
+}
+
+impl Default for BlockStyle {
+    fn default() -> Self {
+        BlockStyle { step: 2, seq_offset: 0 }
+    }
+}
+
+impl BlockStyle {
+    /// Detects the most common step and sequence offset in a file.
+    pub fn detect(tree: &Tree) -> BlockStyle {
+        let src = tree.src();
+        let mut steps = [0usize; 9];
+        let mut seq_offsets = [0usize; 9];
+        let col = |off: u32| -> usize {
+            let start = src[..off as usize].rfind('\n').map_or(0, |p| p + 1);
+            src[start..off as usize].chars().count()
+        };
+        let mut budget = 4000usize;
+        for id in 0..tree.len() as u32 {
+            if budget == 0 {
+                break;
+            }
+            let n = tree.node(id);
+            if n.kind != Kind::Map || n.style != Style::Block {
+                continue;
+            }
+            for (k, v) in tree.entries(id) {
+                let vn = tree.node(v);
+                if vn.style != Style::Block {
+                    continue;
+                }
+                let kc = col(tree.node(k).start);
+                match vn.kind {
+                    Kind::Map => {
+                        if let Some((ck, _)) = tree.entries(v).next() {
+                            let c = col(tree.node(ck).start);
+                            if c > kc && c - kc < steps.len() && line_start(src, tree.node(ck).start) {
+                                steps[c - kc] += 1;
+                                budget -= 1;
+                            }
+                        }
+                    }
+                    Kind::Seq => {
+                        if let Some(item) = tree.items(v).next() {
+                            if let Some(dash) = dash_before(src, tree.node(item).start as usize) {
+                                let dc = col(dash as u32);
+                                if dc >= kc && dc - kc < seq_offsets.len() {
+                                    seq_offsets[dc - kc] += 1;
+                                    budget -= 1;
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let step = (1..steps.len()).max_by_key(|&i| (steps[i], usize::from(i == 2))).filter(|&i| steps[i] > 0).unwrap_or(2);
+        let seq_offset = (0..seq_offsets.len())
+            .max_by_key(|&i| (seq_offsets[i], usize::from(i == 0)))
+            .filter(|&i| seq_offsets[i] > 0)
+            .unwrap_or(0);
+        BlockStyle { step, seq_offset }
+    }
+
+    /// `key: value` as block lines whose key starts at column `col`.
+    pub fn entry(&self, key: &str, value: &Value, col: usize) -> String {
+        let mut out = String::new();
+        pad(&mut out, col);
+        out.push_str(&key_text(key));
+        out.push(':');
+        self.after_key_into(&mut out, value, col);
+        out.push('\n');
+        out
+    }
+
+    /// The text that follows an existing `key:` (key at column `col`): a
+    /// space and a scalar, or a line break and a block collection. No final
+    /// line break.
+    pub fn after_key(&self, value: &Value, col: usize) -> String {
+        let mut out = String::new();
+        self.after_key_into(&mut out, value, col);
+        out
+    }
+
+    fn after_key_into(&self, out: &mut String, value: &Value, col: usize) {
+        match value {
+            Value::Map(m) if !m.is_empty() => {
+                for (i, (k, v)) in m.iter().enumerate() {
+                    let _ = i;
+                    out.push('\n');
+                    pad(out, col + self.step);
+                    out.push_str(&key_text(k));
+                    out.push(':');
+                    self.after_key_into(out, v, col + self.step);
+                }
+            }
+            Value::Seq(s) if !s.is_empty() => {
+                for item in s {
+                    out.push('\n');
+                    self.item_into(out, item, col + self.seq_offset);
+                }
+            }
+            _ => {
+                out.push(' ');
+                out.push_str(&scalar_text(value, false));
+            }
+        }
+    }
+
+    /// A sequence item `- value` whose dash is at column `dash`, ending with
+    /// a line break.
+    pub fn item(&self, value: &Value, dash: usize) -> String {
+        let mut out = String::new();
+        self.item_into(&mut out, value, dash);
+        out.push('\n');
+        out
+    }
+
+    /// The text that follows an existing dash at column `dash`.
+    pub fn after_dash(&self, value: &Value, dash: usize) -> String {
+        let mut out = String::new();
+        let mut tmp = String::new();
+        self.item_into(&mut tmp, value, dash);
+        // drop the indentation and the dash itself
+        out.push_str(&tmp[dash + 1..]);
+        out
+    }
+
+    fn item_into(&self, out: &mut String, value: &Value, dash: usize) {
+        pad(out, dash);
+        out.push('-');
+        match value {
+            Value::Map(m) if !m.is_empty() => {
+                for (i, (k, v)) in m.iter().enumerate() {
+                    if i == 0 {
+                        out.push(' ');
+                    } else {
+                        out.push('\n');
+                        pad(out, dash + 2);
+                    }
+                    out.push_str(&key_text(k));
+                    out.push(':');
+                    self.after_key_into(out, v, dash + 2);
+                }
+            }
+            Value::Seq(s) if !s.is_empty() => {
+                for (i, item) in s.iter().enumerate() {
+                    if i == 0 {
+                        let mut tmp = String::new();
+                        self.item_into(&mut tmp, item, dash + 2);
+                        out.push(' ');
+                        out.push_str(&tmp[dash + 2..]);
+                    } else {
+                        out.push('\n');
+                        self.item_into(out, item, dash + 2);
+                    }
+                }
+            }
+            _ => {
+                out.push(' ');
+                out.push_str(&scalar_text(value, false));
+            }
+        }
+    }
+}
+
+fn line_start(src: &str, off: u32) -> bool {
+    let start = src[..off as usize].rfind('\n').map_or(0, |p| p + 1);
+    src[start..off as usize].bytes().all(|b| b == b' ')
+}
+
+/// The byte offset of the `-` that introduces a sequence item starting at `item_start`.
+pub fn dash_before(src: &str, item_start: usize) -> Option<usize> {
+    let b = src.as_bytes();
+    let mut i = item_start.min(b.len());
+    if i < b.len() && b[i] == b'-' && b.get(i + 1).is_none_or(|c| matches!(c, b' ' | b'\n' | b'\r')) {
+        return Some(i);
+    }
+    while i > 0 {
+        i -= 1;
+        match b[i] {
+            b' ' => continue,
+            b'-' => return Some(i),
+            _ => return None,
+        }
+    }
+    None
+}
+
+fn pad(out: &mut String, n: usize) {
+    for _ in 0..n {
+        out.push(' ');
+    }
+}
+
+fn key_text(k: &str) -> String {
+    quote(k, false)
+}
+
+fn quote(s: &str, flow: bool) -> String {
+    match scalar_needs_quotes(s, flow) {
+        None => s.to_string(),
+        Some('\'') => single_quoted(s),
+        Some(_) => double_quoted(s),
+    }
+}
+
+/// A scalar value's text in block (`flow == false`) or flow context.
+pub fn scalar_text(v: &Value, flow: bool) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => python_float_repr(*f),
+        Value::Str(s) => quote(s, flow),
+        Value::Seq(_) | Value::Map(_) => flow_text(v),
+    }
+}
+
+/// A value in flow style on one line: `{a: b, c: [d]}`.
+pub fn flow_text(v: &Value) -> String {
+    match v {
+        Value::Map(m) => {
+            let parts: Vec<String> = m.iter().map(|(k, v)| format!("{}: {}", quote(k, true), flow_text(v))).collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        Value::Seq(s) => {
+            let parts: Vec<String> = s.iter().map(flow_text).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        _ => scalar_text(v, true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_four_space_indented_sequences() {
+        let src = "spec:\n    template:\n        spec:\n            containers:\n                -   name: a\n            tolerations:\n                - key: b\n";
+        let t = Tree::parse(src).unwrap();
+        let s = BlockStyle::detect(&t);
+        assert_eq!(s.step, 4);
+        assert_eq!(s.seq_offset, 4);
+    }
+
+    #[test]
+    fn renders_block_entries() {
+        let st = BlockStyle { step: 4, seq_offset: 4 };
+        let v = Value::Seq(vec![Value::Map(vec![
+            ("effect".into(), Value::str("NoSchedule")),
+            ("key".into(), Value::str("gpu")),
+            ("operator".into(), Value::str("Exists")),
+        ])]);
+        assert_eq!(
+            st.entry("tolerations", &v, 8),
+            "        tolerations:\n            - effect: NoSchedule\n              key: gpu\n              operator: Exists\n"
+        );
+        assert_eq!(flow_text(&Value::Map(vec![("a".into(), Value::str("yes"))])), "{a: 'yes'}");
+    }
+}

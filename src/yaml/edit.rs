@@ -1,0 +1,659 @@
+//! Surgical edits of YAML text: every byte outside the edited spans is kept.
+//!
+//! An [`Edit`] names a node of the span tree and the value it should end up
+//! with (or a key to add, a document to append). The [`Editor`] turns edits
+//! into byte splices on the original text, rendering new text in the file's
+//! flavour: exactly as PyYAML would for SDK-written files, in the file's own
+//! indentation otherwise. It knows nothing about policies or pipelines.
+
+use std::cmp::Reverse;
+use std::fmt;
+
+use super::block::{BlockStyle, dash_before, flow_text};
+use super::emit::{Emitter, PyProfile};
+use super::tree::{Kind, NodeId, Style, Tree};
+use super::value::{Value, node_value};
+
+/// Who wrote the file, which decides how inserted text looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// kfp 2.x IR: PyYAML, sorted keys, block style.
+    KfpV2,
+    /// kfp 1.8 Argo workflow: PyYAML, insertion order, inline leaf collections.
+    KfpV1,
+    /// Anything else: block style in the file's own indentation.
+    Generic(BlockStyle),
+}
+
+impl Flavor {
+    fn profile(self) -> Option<PyProfile> {
+        match self {
+            Flavor::KfpV2 => Some(PyProfile::KfpV2),
+            Flavor::KfpV1 => Some(PyProfile::KfpV1),
+            Flavor::Generic(_) => None,
+        }
+    }
+}
+
+/// Where a new key goes in an existing block mapping.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// After the last entry.
+    End,
+    /// At its sorted position when the mapping's keys are sorted, else at the end.
+    Sorted,
+    /// Before the first existing key that ranks after it in this order
+    /// (keys not in the order are skipped); at the end otherwise.
+    Canonical(&'static [&'static str]),
+    /// Before the first existing key from this list; at the end otherwise.
+    BeforeAny(&'static [&'static str]),
+}
+
+/// One requested change.
+#[derive(Clone, Debug)]
+pub enum Edit {
+    /// Make the subtree at `node` equal `desired`, changing as little text as
+    /// possible (append to sequences, add keys, replace scalars).
+    Reconcile { node: NodeId, desired: Value, placement: Placement },
+    /// Add `key: value` to `map`, which does not have the key.
+    Insert { map: NodeId, key: String, value: Value, placement: Placement },
+    /// Append a document at the end of the stream.
+    AppendDocument { value: Value },
+}
+
+/// Why an edit cannot be made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EditError {
+    pub offset: usize,
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for EditError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+#[derive(Debug)]
+struct Splice {
+    start: usize,
+    end: usize,
+    text: String,
+    col: usize,
+    seq: usize,
+}
+
+/// Collects splices for one file.
+pub struct Editor<'t, 'a> {
+    tree: &'t Tree<'a>,
+    flavor: Flavor,
+    splices: Vec<Splice>,
+}
+
+impl<'t, 'a> Editor<'t, 'a> {
+    pub fn new(tree: &'t Tree<'a>, flavor: Flavor) -> Self {
+        Editor {
+            tree,
+            flavor,
+            splices: Vec::new(),
+        }
+    }
+
+    /// Whether any splice has been planned.
+    pub fn is_empty(&self) -> bool {
+        self.splices.is_empty()
+    }
+
+    /// Sets the flavour for the edits that follow (one per document).
+    pub fn set_flavor(&mut self, flavor: Flavor) {
+        self.flavor = flavor;
+    }
+
+    /// The offset of the earliest splice.
+    pub fn first_offset(&self) -> Option<usize> {
+        self.splices.iter().map(|s| s.start).min()
+    }
+
+    pub fn apply(&mut self, edit: Edit) -> Result<(), EditError> {
+        match edit {
+            Edit::Reconcile { node, desired, placement } => self.reconcile(node, &desired, &placement),
+            Edit::Insert { map, key, value, placement } => {
+                self.check_editable(map)?;
+                self.insert_key(map, &key, &value, &placement)
+            }
+            Edit::AppendDocument { value } => {
+                self.append_document(&value);
+                Ok(())
+            }
+        }
+    }
+
+    /// Applies the splices to the original text.
+    pub fn finish(mut self) -> Result<String, EditError> {
+        let src = self.tree.src();
+        self.splices.sort_by_key(|s| (s.start, Reverse(s.col), s.seq));
+        let mut out = String::with_capacity(src.len() + self.splices.iter().map(|s| s.text.len()).sum::<usize>());
+        let mut pos = 0usize;
+        for s in &self.splices {
+            if s.start < pos {
+                return Err(EditError {
+                    offset: s.start,
+                    path: String::new(),
+                    message: "internal error: two edits overlap; please report this with the input file".into(),
+                });
+            }
+            out.push_str(&src[pos..s.start]);
+            if self.tree.crlf {
+                out.push_str(&s.text.replace('\n', "\r\n"));
+            } else {
+                out.push_str(&s.text);
+            }
+            pos = s.end;
+        }
+        out.push_str(&src[pos..]);
+        Ok(out)
+    }
+
+    fn splice(&mut self, start: usize, end: usize, text: String, col: usize) {
+        let seq = self.splices.len();
+        self.splices.push(Splice { start, end, text, col, seq });
+    }
+
+    fn err(&self, node: NodeId, message: impl Into<String>) -> EditError {
+        EditError {
+            offset: self.tree.node(node).start as usize,
+            path: self.tree.path(node),
+            message: message.into(),
+        }
+    }
+
+    fn check_editable(&self, node: NodeId) -> Result<(), EditError> {
+        let n = self.tree.node(node);
+        if n.kind == Kind::Alias {
+            return Err(self.err(node, "the value to edit is a YAML alias (*name); kfsched does not edit through aliases: expand the alias in the file"));
+        }
+        if n.anchored {
+            return Err(self.err(node, "the value to edit carries a YAML anchor (&name) that aliases elsewhere share; kfsched does not edit anchored values: expand the anchor in the file"));
+        }
+        Ok(())
+    }
+
+    fn is_sdk(&self) -> bool {
+        self.flavor.profile().is_some()
+    }
+
+    // ----- columns and lines -------------------------------------------------------
+
+    fn col(&self, off: usize) -> usize {
+        let src = self.tree.src();
+        let start = line_start(src, off);
+        let mut s = &src[start..off];
+        if start == 0 {
+            s = s.strip_prefix('\u{feff}').unwrap_or(s);
+        }
+        s.chars().count()
+    }
+
+    /// Offset just past the line break that ends the line holding `off`, or
+    /// `None` when that line is the last one and has no line break.
+    fn after_line(&self, off: usize) -> Option<usize> {
+        let src = self.tree.src();
+        src[off..].find('\n').map(|p| off + p + 1)
+    }
+
+    fn node_start(&self, id: NodeId) -> usize {
+        self.tree.node(id).start as usize
+    }
+
+    fn node_end(&self, id: NodeId) -> usize {
+        self.tree.node(id).end as usize
+    }
+
+    /// Offset of the `:` that follows a block mapping key.
+    fn colon_after(&self, key: NodeId) -> Result<usize, EditError> {
+        let src = self.tree.src().as_bytes();
+        let mut i = self.node_end(key);
+        while i < src.len() {
+            match src[i] {
+                b':' => return Ok(i),
+                b' ' | b'\t' => i += 1,
+                _ => break,
+            }
+        }
+        Err(self.err(key, "complex mapping keys (`? key`) are not supported on the edit path; write the key on one line"))
+    }
+
+    // ----- reconcile ---------------------------------------------------------------
+
+    fn reconcile(&mut self, node: NodeId, desired: &Value, placement: &Placement) -> Result<(), EditError> {
+        self.check_editable(node)?;
+        let tree = self.tree;
+        let n = tree.node(node);
+        match (n.kind, desired) {
+            (Kind::Map, Value::Map(d)) => {
+                if n.style == Style::Flow && (self.is_sdk() || d.is_empty()) {
+                    if node_value(tree, node) != *desired {
+                        self.replace_node(node, desired)?;
+                    }
+                    return Ok(());
+                }
+                let mut existing: Vec<(NodeId, NodeId)> = Vec::new();
+                let mut missing: Vec<(&String, &Value)> = Vec::new();
+                for (k, v) in d {
+                    match tree.get(node, k) {
+                        Err((_, second)) => {
+                            return Err(self.err(second, format!("duplicate key {k:?} on the edit path; remove one of them")));
+                        }
+                        Ok(Some((kn, vn))) => existing.push((kn, vn)),
+                        Ok(None) => missing.push((k, v)),
+                    }
+                    let _ = v;
+                }
+                let extra = tree.entries(node).any(|(k, _)| !d.iter().any(|(dk, _)| dk == tree.scalar(k)));
+                if extra && n.style == Style::Flow {
+                    return self.replace_node(node, desired);
+                }
+                if extra {
+                    let removals: Vec<(NodeId, NodeId)> = tree
+                        .entries(node)
+                        .filter(|(k, _)| !d.iter().any(|(dk, _)| dk == tree.scalar(*k)))
+                        .collect();
+                    for (k, v) in removals {
+                        self.remove_entry(node, k, v)?;
+                    }
+                }
+                for (k, v) in d {
+                    if let Some(&(_, vn)) = existing.iter().find(|(kn, _)| tree.scalar(*kn) == k) {
+                        self.reconcile(vn, v, &Placement::Sorted.default_for(self.flavor))?;
+                    }
+                }
+                for (k, v) in missing {
+                    self.insert_key(node, k, v, placement)?;
+                }
+                Ok(())
+            }
+            (Kind::Seq, Value::Seq(d)) => {
+                if n.style == Style::Flow && (self.is_sdk() || d.is_empty()) {
+                    if node_value(tree, node) != *desired {
+                        self.replace_node(node, desired)?;
+                    }
+                    return Ok(());
+                }
+                let items: Vec<NodeId> = tree.items(node).collect();
+                let prefix = items.len() <= d.len() && items.iter().zip(d.iter()).all(|(&i, v)| node_value(tree, i) == *v);
+                if prefix {
+                    if items.len() < d.len() {
+                        for &i in &items {
+                            self.check_editable(i)?;
+                        }
+                        self.append_items(node, &items, &d[items.len()..])?;
+                    }
+                    Ok(())
+                } else if items.len() == d.len() {
+                    for (&i, v) in items.iter().zip(d.iter()) {
+                        self.reconcile(i, v, &Placement::Sorted.default_for(self.flavor))?;
+                    }
+                    Ok(())
+                } else {
+                    self.replace_node(node, desired)
+                }
+            }
+            _ => {
+                if node_value(tree, node) != *desired {
+                    self.replace_node(node, desired)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Replaces a node's text with a rendering of `value`.
+    fn replace_node(&mut self, node: NodeId, value: &Value) -> Result<(), EditError> {
+        self.check_editable(node)?;
+        let tree = self.tree;
+        let src = tree.src();
+        let Some(parent) = tree.parent(node) else {
+            return Err(self.err(node, "cannot replace a document root"));
+        };
+        let pn = tree.node(parent);
+        let start = self.node_start(node);
+        let end = self.node_end(node);
+        if pn.style == Style::Flow {
+            // Inside a flow collection (only for hand-written files): one-line flow text.
+            let text = flow_text(value);
+            let col = self.col(start);
+            self.splice(start, end, text, col);
+            return Ok(());
+        }
+        match pn.kind {
+            Kind::Map => {
+                let key = tree
+                    .children(parent)
+                    .collect::<Vec<_>>()
+                    .chunks(2)
+                    .find(|c| c.len() == 2 && c[1] == node)
+                    .map(|c| c[0])
+                    .ok_or_else(|| self.err(node, "only mapping values can be replaced"))?;
+                let key_start = self.node_start(key);
+                let key_col = self.col(key_start);
+                let colon = self.colon_after(key)?;
+                let after = colon + 1;
+                let end = end.max(after);
+                // A comment between the colon and the value stays where it is.
+                let between = &src[after..start.max(after)];
+                let comment = between.find('#').map(|p| after + p);
+                let keep_flow = tree.node(node).style == Style::Flow && matches!(value, Value::Map(_) | Value::Seq(_));
+                let text = match self.flavor.profile() {
+                    Some(p) => Emitter::after_key(p, value, key_col, self.col(after)),
+                    None if keep_flow => format!(" {}", flow_text(value)),
+                    None => match self.flavor {
+                        Flavor::Generic(bs) => bs.after_key(value, key_col),
+                        _ => unreachable!(),
+                    },
+                };
+                match comment {
+                    Some(c) if text.starts_with('\n') => {
+                        let line_end = src[c..].find(['\r', '\n']).map_or(src.len(), |p| c + p);
+                        self.splice(line_end, end, text, key_col + 1);
+                    }
+                    Some(c) => {
+                        let line_end = src[c..].find(['\r', '\n']).map_or(src.len(), |p| c + p);
+                        let comment_text = src[c..line_end].trim_end().to_string();
+                        let text = format!("{text}  {comment_text}");
+                        self.splice(after, end, text, key_col + 1);
+                    }
+                    None => self.splice(after, end, text, key_col + 1),
+                }
+                Ok(())
+            }
+            Kind::Seq => {
+                let dash = dash_before(src, start).ok_or_else(|| self.err(node, "cannot find the `-` of this sequence item"))?;
+                let dash_col = self.col(dash);
+                let text = match self.flavor {
+                    Flavor::Generic(bs) => bs.after_dash(value, dash_col),
+                    f => Emitter::after_dash(f.profile().unwrap_or(PyProfile::KfpV2), value, dash_col),
+                };
+                self.splice(dash + 1, end.max(dash + 1), text, dash_col + 1);
+                Ok(())
+            }
+            _ => Err(self.err(node, "unexpected parent node")),
+        }
+    }
+
+    // ----- maps --------------------------------------------------------------------
+
+    fn insert_key(&mut self, map: NodeId, key: &str, value: &Value, placement: &Placement) -> Result<(), EditError> {
+        let tree = self.tree;
+        let n = tree.node(map);
+        match n.kind {
+            Kind::Map => {}
+            Kind::Scalar if tree.is_null(map) => {
+                return self.replace_node(map, &Value::Map(vec![(key.to_string(), value.clone())]));
+            }
+            _ => return Err(self.err(map, format!("expected a mapping to add {key:?} to"))),
+        }
+        if n.style == Style::Flow {
+            let mut v = node_value(tree, map);
+            v.set(key, value.clone());
+            if self.is_sdk() || tree.count(map) == 0 {
+                return self.replace_node(map, &v);
+            }
+            // Hand-written flow mapping: add `, key: value` after the last value.
+            let last = tree.children(map).last().map(|c| self.node_end(c)).unwrap_or(self.node_start(map) + 1);
+            let text = format!(", {}", flow_text(&Value::Map(vec![(key.to_string(), value.clone())])).trim_start_matches('{').trim_end_matches('}'));
+            let col = self.col(last);
+            self.splice(last, last, text, col);
+            return Ok(());
+        }
+        let entries: Vec<(NodeId, NodeId)> = tree.entries(map).collect();
+        let Some(&(first_key, _)) = entries.first() else {
+            return Err(self.err(map, "empty block mapping"));
+        };
+        let key_col = self.col(self.node_start(first_key));
+        let before = self.position_before(&entries, key, placement);
+        let text = match self.flavor {
+            Flavor::Generic(bs) => bs.entry(key, value, key_col),
+            f => Emitter::block_entry(f.profile().unwrap_or(PyProfile::KfpV2), key, value, key_col),
+        };
+        match before {
+            Some(at) => self.splice(at, at, text, key_col),
+            None => {
+                let last_end = entries.last().map(|&(_, v)| self.node_end(v)).unwrap_or(self.node_end(map));
+                self.insert_after_line(last_end, text, key_col);
+            }
+        }
+        Ok(())
+    }
+
+    /// The offset before which a new key goes, or `None` for "after the last entry".
+    fn position_before(&self, entries: &[(NodeId, NodeId)], key: &str, placement: &Placement) -> Option<usize> {
+        let tree = self.tree;
+        let keys: Vec<&str> = entries.iter().map(|&(k, _)| tree.scalar(k)).collect();
+        let target = match placement {
+            Placement::End => None,
+            Placement::Sorted => {
+                if keys.windows(2).all(|w| w[0] <= w[1]) {
+                    entries.iter().find(|&&(k, _)| tree.scalar(k) > key)
+                } else {
+                    None
+                }
+            }
+            Placement::Canonical(order) => {
+                let rank = order.iter().position(|k| *k == key)?;
+                entries.iter().find(|&&(k, _)| order.iter().position(|o| *o == tree.scalar(k)).is_some_and(|r| r > rank))
+            }
+            Placement::BeforeAny(list) => entries.iter().find(|&&(k, _)| list.contains(&tree.scalar(k))),
+        }?;
+        let k_start = self.node_start(target.0);
+        let src = self.tree.src();
+        let ls = line_start(src, k_start);
+        // Only when the key is the first thing on its line (not `- key:`).
+        if !src[ls..k_start].bytes().all(|b| b == b' ') || (ls == 0 && src.starts_with('\u{feff}')) {
+            return None;
+        }
+        // Comment lines right above the key belong to it.
+        let mut at = ls;
+        while at > 0 {
+            let prev = line_start(src, at - 1);
+            let line = src[prev..at].trim();
+            if line.starts_with('#') {
+                at = prev;
+            } else {
+                break;
+            }
+        }
+        Some(at)
+    }
+
+    fn insert_after_line(&mut self, off: usize, text: String, col: usize) {
+        match self.after_line(off) {
+            Some(at) => self.splice(at, at, text, col),
+            None => {
+                let end = self.tree.src().len();
+                let text = format!("\n{}", text.strip_suffix('\n').unwrap_or(&text));
+                self.splice(end, end, text, col);
+            }
+        }
+    }
+
+    fn remove_entry(&mut self, map: NodeId, key: NodeId, value: NodeId) -> Result<(), EditError> {
+        self.check_editable(value)?;
+        let src = self.tree.src();
+        let ks = self.node_start(key);
+        let ls = line_start(src, ks);
+        if !src[ls..ks].bytes().all(|b| b == b' ') || self.tree.count(map) == 1 {
+            // `- key:` lines, or the only entry: re-render the whole mapping.
+            let mut v = node_value(self.tree, map);
+            v.remove(self.tree.scalar(key));
+            return self.replace_node(map, &v);
+        }
+        let end = match self.after_line(self.node_end(value)) {
+            Some(e) => e,
+            None => src.len(),
+        };
+        let col = self.col(ks);
+        self.splice(ls, end, String::new(), col);
+        Ok(())
+    }
+
+    // ----- sequences ---------------------------------------------------------------
+
+    fn append_items(&mut self, seq: NodeId, items: &[NodeId], new: &[Value]) -> Result<(), EditError> {
+        let tree = self.tree;
+        let src = tree.src();
+        if tree.node(seq).style == Style::Flow {
+            // Hand-written flow sequence (SDK flavours re-render in reconcile).
+            let last = items.last().map(|&i| self.node_end(i));
+            let parts: Vec<String> = new.iter().map(flow_text).collect();
+            let (at, text) = match last {
+                Some(at) => (at, format!(", {}", parts.join(", "))),
+                None => (self.node_start(seq) + 1, parts.join(", ")),
+            };
+            let col = self.col(at);
+            self.splice(at, at, text, col);
+            return Ok(());
+        }
+        let Some(&first) = items.first() else {
+            return Err(self.err(seq, "empty block sequence"));
+        };
+        let dash = dash_before(src, self.node_start(first)).ok_or_else(|| self.err(first, "cannot find the `-` of this sequence item"))?;
+        let dash_col = self.col(dash);
+        let mut text = String::new();
+        for v in new {
+            match self.flavor {
+                Flavor::Generic(bs) => text.push_str(&bs.item(v, dash_col)),
+                f => text.push_str(&Emitter::seq_item(f.profile().unwrap_or(PyProfile::KfpV2), v, dash_col)),
+            }
+        }
+        let last_end = self.node_end(*items.last().unwrap_or(&first));
+        self.insert_after_line(last_end, text, dash_col);
+        Ok(())
+    }
+
+    // ----- documents ---------------------------------------------------------------
+
+    fn append_document(&mut self, value: &Value) {
+        let src = self.tree.src();
+        let mut text = String::new();
+        if !src.is_empty() && !src.ends_with('\n') {
+            text.push('\n');
+        }
+        match self.flavor {
+            Flavor::Generic(bs) => {
+                text.push_str("---\n");
+                if let Value::Map(m) = value {
+                    for (k, v) in m {
+                        text.push_str(&bs.entry(k, v, 0));
+                    }
+                }
+            }
+            f => text.push_str(&Emitter::next_document(f.profile().unwrap_or(PyProfile::KfpV2), value)),
+        }
+        let end = src.len();
+        self.splice(end, end, text, 0);
+    }
+}
+
+impl Placement {
+    /// The placement for keys added deep inside a reconciled value.
+    fn default_for(self, flavor: Flavor) -> Placement {
+        match flavor {
+            Flavor::KfpV2 => Placement::Sorted,
+            _ => match self {
+                Placement::Sorted => Placement::End,
+                p => p,
+            },
+        }
+    }
+}
+
+fn line_start(src: &str, off: usize) -> usize {
+    src[..off].rfind('\n').map_or(0, |p| p + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(pairs: &[(&str, Value)]) -> Value {
+        Value::Map(pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+    }
+
+    fn run(src: &str, flavor: impl Fn(&Tree) -> Flavor, edits: impl Fn(&Tree) -> Vec<Edit>) -> String {
+        let t = Tree::parse(src).unwrap();
+        let mut e = Editor::new(&t, flavor(&t));
+        for ed in edits(&t) {
+            e.apply(ed).unwrap();
+        }
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn inserts_keep_comments_and_crlf() {
+        let src = "# head\r\nspec:\r\n  a: 1  # keep\r\n  # tail\r\nother: x\r\n";
+        let out = run(
+            src,
+            |t| Flavor::Generic(BlockStyle::detect(t)),
+            |t| {
+                let root = t.documents[0].root.unwrap();
+                let spec = t.get_value(root, "spec").unwrap();
+                vec![Edit::Insert {
+                    map: spec,
+                    key: "nodeSelector".into(),
+                    value: v(&[("disktype", Value::str("ssd"))]),
+                    placement: Placement::End,
+                }]
+            },
+        );
+        assert_eq!(out, "# head\r\nspec:\r\n  a: 1  # keep\r\n  nodeSelector:\r\n    disktype: ssd\r\n  # tail\r\nother: x\r\n");
+    }
+
+    #[test]
+    fn reconcile_appends_to_sequences_and_adds_keys() {
+        let src = "tolerations:\n    - key: a\n      operator: Exists\nnodeSelector: {x: y}\n";
+        let out = run(
+            src,
+            |t| Flavor::Generic(BlockStyle::detect(t)),
+            |t| {
+                let root = t.documents[0].root.unwrap();
+                let tol = t.get_value(root, "tolerations").unwrap();
+                let ns = t.get_value(root, "nodeSelector").unwrap();
+                vec![
+                    Edit::Reconcile {
+                        node: tol,
+                        desired: Value::Seq(vec![
+                            v(&[("key", Value::str("a")), ("operator", Value::str("Exists"))]),
+                            v(&[("key", Value::str("b")), ("operator", Value::str("Exists"))]),
+                        ]),
+                        placement: Placement::End,
+                    },
+                    Edit::Reconcile {
+                        node: ns,
+                        desired: v(&[("x", Value::str("y")), ("z", Value::str("true"))]),
+                        placement: Placement::End,
+                    },
+                ]
+            },
+        );
+        assert_eq!(out, "tolerations:\n    - key: a\n      operator: Exists\n    - key: b\n      operator: Exists\nnodeSelector: {x: y, z: 'true'}\n");
+    }
+
+    #[test]
+    fn refuses_aliases() {
+        let src = "base: &b {x: 1}\nuse: *b\n";
+        let t = Tree::parse(src).unwrap();
+        let root = t.documents[0].root.unwrap();
+        let u = t.get_value(root, "use").unwrap();
+        let mut e = Editor::new(&t, Flavor::Generic(BlockStyle::default()));
+        let err = e
+            .apply(Edit::Reconcile {
+                node: u,
+                desired: v(&[("x", Value::Int(2))]),
+                placement: Placement::End,
+            })
+            .unwrap_err();
+        assert!(err.message.contains("alias"), "{err}");
+        assert_eq!(err.path, "use");
+    }
+}

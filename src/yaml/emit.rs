@@ -1,0 +1,902 @@
+//! A PyYAML-faithful emitter for the files the KFP SDKs write.
+//!
+//! Both SDKs write YAML with PyYAML: kfp 2.x with `sort_keys=True` and block
+//! style, kfp 1.8 with `default_flow_style=None` (leaf collections inline)
+//! and a representer that forces `"..."` for boolean-like words and `|` for
+//! multi-line strings. Text inserted into such a file must be exactly what
+//! the SDK would have written, so this module follows PyYAML's emitter state
+//! by state: the same column, indentation and whitespace bookkeeping, the
+//! same scalar analysis and style choice, the same 80-column wrapping.
+//! Nothing here knows about pipelines.
+
+use super::value::{Resolved, Value, python_float_repr, resolve_plain};
+
+/// How collections and strings are represented, as the SDK's dumper does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PyProfile {
+    /// kfp 2.x: `yaml.dump_all(..., sort_keys=True)`, block style.
+    KfpV2,
+    /// kfp 1.8: `default_flow_style=None`, insertion order, forced string styles.
+    KfpV1,
+}
+
+/// A scalar ready to emit: its text, the style the representer asked for,
+/// and whether the plain / quoted forms resolve back to its tag.
+struct ScalarEvent<'v> {
+    text: std::borrow::Cow<'v, str>,
+    style: Option<char>,
+    implicit_plain: bool,
+    implicit_quoted: bool,
+}
+
+struct Analysis {
+    empty: bool,
+    multiline: bool,
+    allow_flow_plain: bool,
+    allow_block_plain: bool,
+    allow_single_quoted: bool,
+    allow_block: bool,
+}
+
+/// The emitter state (PyYAML `Emitter` attributes of the same names).
+pub struct Emitter {
+    profile: PyProfile,
+    out: String,
+    indent: Option<usize>,
+    indents: Vec<Option<usize>>,
+    flow_level: usize,
+    column: usize,
+    whitespace: bool,
+    indention: bool,
+    sequence_context: bool,
+    mapping_context: bool,
+    simple_key_context: bool,
+    best_indent: usize,
+    best_width: usize,
+}
+
+impl Emitter {
+    fn new(profile: PyProfile) -> Self {
+        Emitter {
+            profile,
+            out: String::new(),
+            indent: None,
+            indents: Vec::new(),
+            flow_level: 0,
+            column: 0,
+            whitespace: true,
+            indention: true,
+            sequence_context: false,
+            mapping_context: false,
+            simple_key_context: false,
+            best_indent: 2,
+            best_width: 80,
+        }
+    }
+
+    /// Renders `key: value` as a new entry of a block mapping whose keys sit
+    /// at column `indent`, starting at the beginning of a line. The result
+    /// ends with a line break.
+    pub fn block_entry(profile: PyProfile, key: &str, value: &Value, indent: usize) -> String {
+        let mut e = Emitter::new(profile);
+        e.indent = Some(indent);
+        e.block_mapping_entry(key, value);
+        e.finish()
+    }
+
+    /// Renders a value that follows an existing `key:` whose mapping keys sit
+    /// at column `indent`; `column` is the column just after the colon.
+    pub fn after_key(profile: PyProfile, value: &Value, indent: usize, column: usize) -> String {
+        let mut e = Emitter::new(profile);
+        e.indent = Some(indent);
+        e.column = column;
+        e.whitespace = false;
+        e.indention = false;
+        e.node(value, false, false, true, false);
+        e.finish_inline()
+    }
+
+    /// Renders a new item of a block sequence whose dashes sit at column
+    /// `indent`, starting at the beginning of a line; ends with a line break.
+    pub fn seq_item(profile: PyProfile, value: &Value, indent: usize) -> String {
+        let mut e = Emitter::new(profile);
+        e.indent = Some(indent);
+        e.block_sequence_item(value);
+        e.finish()
+    }
+
+    /// Renders the value of an existing sequence item whose dash is at
+    /// column `indent`: the text that follows the dash.
+    pub fn after_dash(profile: PyProfile, value: &Value, indent: usize) -> String {
+        let mut e = Emitter::new(profile);
+        e.indent = Some(indent);
+        e.column = indent + 1;
+        e.whitespace = false;
+        e.indention = true;
+        e.node(value, false, true, false, false);
+        e.finish_inline()
+    }
+
+    /// Renders a whole document that follows another one: `---`, the value,
+    /// and a final line break.
+    pub fn next_document(profile: PyProfile, value: &Value) -> String {
+        let mut e = Emitter::new(profile);
+        e.write_indent();
+        e.write_indicator("---", true, false, false);
+        e.node(value, true, false, false, false);
+        e.write_indent();
+        e.out
+    }
+
+    fn finish(mut self) -> String {
+        if self.column > 0 {
+            self.write_line_break();
+        }
+        self.out
+    }
+
+    fn finish_inline(self) -> String {
+        self.out
+    }
+
+    // ----- representer decisions -------------------------------------------------
+
+    fn scalar_event<'v>(&self, v: &'v Value) -> ScalarEvent<'v> {
+        match v {
+            Value::Str(s) => {
+                let mut style = None;
+                if self.profile == PyProfile::KfpV1 {
+                    if s.contains('\n') {
+                        style = Some('|');
+                    }
+                    if matches!(
+                        s.to_lowercase().as_str(),
+                        "y" | "n" | "yes" | "no" | "true" | "false" | "on" | "off"
+                    ) {
+                        style = Some('"');
+                    }
+                }
+                ScalarEvent {
+                    text: std::borrow::Cow::Borrowed(s),
+                    style,
+                    implicit_plain: resolve_plain(s) == Resolved::Str,
+                    implicit_quoted: true,
+                }
+            }
+            Value::Int(i) => ScalarEvent {
+                text: i.to_string().into(),
+                style: None,
+                implicit_plain: true,
+                implicit_quoted: false,
+            },
+            Value::Float(f) => ScalarEvent {
+                text: python_float_repr(*f).into(),
+                style: None,
+                implicit_plain: true,
+                implicit_quoted: false,
+            },
+            Value::Bool(b) => ScalarEvent {
+                text: if *b { "true" } else { "false" }.into(),
+                style: None,
+                implicit_plain: true,
+                implicit_quoted: false,
+            },
+            Value::Null | Value::Seq(_) | Value::Map(_) => ScalarEvent {
+                text: "null".into(),
+                style: None,
+                implicit_plain: true,
+                implicit_quoted: false,
+            },
+        }
+    }
+
+    /// Whether the representer gives a scalar a style of its own (which
+    /// makes `default_flow_style=None` write the parent collection in block).
+    fn forced_style(&self, v: &Value) -> bool {
+        matches!(v, Value::Str(_)) && self.scalar_event(v).style.is_some()
+    }
+
+    fn is_scalar(v: &Value) -> bool {
+        !matches!(v, Value::Seq(_) | Value::Map(_))
+    }
+
+    /// The representer's `flow_style` for a collection.
+    fn flow_style(&self, v: &Value) -> bool {
+        match self.profile {
+            PyProfile::KfpV2 => false,
+            PyProfile::KfpV1 => match v {
+                Value::Seq(items) => items.iter().all(|i| Self::is_scalar(i) && !self.forced_style(i)),
+                Value::Map(entries) => entries
+                    .iter()
+                    .all(|(k, v)| !self.forced_style(&Value::Str(k.clone())) && Self::is_scalar(v) && !self.forced_style(v)),
+                _ => false,
+            },
+        }
+    }
+
+    fn entries<'v>(&self, m: &'v [(String, Value)]) -> Vec<&'v (String, Value)> {
+        let mut e: Vec<&(String, Value)> = m.iter().collect();
+        if self.profile == PyProfile::KfpV2 {
+            e.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        e
+    }
+
+    // ----- node handlers ---------------------------------------------------------
+
+    fn increase_indent(&mut self, flow: bool, indentless: bool) {
+        self.indents.push(self.indent);
+        match self.indent {
+            None => self.indent = Some(if flow { self.best_indent } else { 0 }),
+            Some(i) if !indentless => self.indent = Some(i + self.best_indent),
+            Some(_) => {}
+        }
+    }
+
+    fn pop_indent(&mut self) {
+        self.indent = self.indents.pop().unwrap_or(None);
+    }
+
+    fn node(&mut self, v: &Value, _root: bool, sequence: bool, mapping: bool, simple_key: bool) {
+        self.sequence_context = sequence;
+        self.mapping_context = mapping;
+        self.simple_key_context = simple_key;
+        match v {
+            Value::Seq(items) => {
+                if self.flow_level > 0 || self.flow_style(v) || items.is_empty() {
+                    self.flow_sequence(items);
+                } else {
+                    self.block_sequence(items);
+                }
+            }
+            Value::Map(entries) => {
+                if self.flow_level > 0 || self.flow_style(v) || entries.is_empty() {
+                    self.flow_mapping(entries);
+                } else {
+                    self.block_mapping(entries);
+                }
+            }
+            _ => {
+                let ev = self.scalar_event(v);
+                self.increase_indent(true, false);
+                self.process_scalar(&ev);
+                self.pop_indent();
+            }
+        }
+    }
+
+    fn flow_sequence(&mut self, items: &[Value]) {
+        self.write_indicator("[", true, true, false);
+        self.flow_level += 1;
+        self.increase_indent(true, false);
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                self.write_indicator(",", false, false, false);
+            }
+            if self.column > self.best_width {
+                self.write_indent();
+            }
+            self.node(item, false, true, false, false);
+        }
+        self.pop_indent();
+        self.flow_level -= 1;
+        self.write_indicator("]", false, false, false);
+    }
+
+    fn flow_mapping(&mut self, entries: &[(String, Value)]) {
+        self.write_indicator("{", true, true, false);
+        self.flow_level += 1;
+        self.increase_indent(true, false);
+        for (i, (k, v)) in self.entries(entries).into_iter().enumerate() {
+            if i > 0 {
+                self.write_indicator(",", false, false, false);
+            }
+            if self.column > self.best_width {
+                self.write_indent();
+            }
+            let key = Value::Str(k.clone());
+            if self.check_simple_key(&key) {
+                self.node(&key, false, false, true, true);
+                self.write_indicator(":", false, false, false);
+                self.node(v, false, false, true, false);
+            } else {
+                self.write_indicator("?", true, false, false);
+                self.node(&key, false, false, true, false);
+                if self.column > self.best_width {
+                    self.write_indent();
+                }
+                self.write_indicator(":", true, false, false);
+                self.node(v, false, false, true, false);
+            }
+        }
+        self.pop_indent();
+        self.flow_level -= 1;
+        self.write_indicator("}", false, false, false);
+    }
+
+    fn block_sequence(&mut self, items: &[Value]) {
+        let indentless = self.mapping_context && !self.indention;
+        self.increase_indent(false, indentless);
+        for item in items {
+            self.block_sequence_item(item);
+        }
+        self.pop_indent();
+    }
+
+    fn block_sequence_item(&mut self, item: &Value) {
+        self.write_indent();
+        self.write_indicator("-", true, false, true);
+        self.node(item, false, true, false, false);
+    }
+
+    fn block_mapping(&mut self, entries: &[(String, Value)]) {
+        self.increase_indent(false, false);
+        for (k, v) in self.entries(entries) {
+            self.block_mapping_entry(k, v);
+        }
+        self.pop_indent();
+    }
+
+    fn block_mapping_entry(&mut self, k: &str, v: &Value) {
+        self.write_indent();
+        let key = Value::Str(k.to_string());
+        if self.check_simple_key(&key) {
+            self.node(&key, false, false, true, true);
+            self.write_indicator(":", false, false, false);
+            self.node(v, false, false, true, false);
+        } else {
+            self.write_indicator("?", true, false, true);
+            self.node(&key, false, false, true, false);
+            self.write_indent();
+            self.write_indicator(":", true, false, true);
+            self.node(v, false, false, true, false);
+        }
+    }
+
+    fn check_simple_key(&self, key: &Value) -> bool {
+        let ev = self.scalar_event(key);
+        let a = analyze_scalar(&ev.text);
+        ev.text.chars().count() < 128 && !a.empty && !a.multiline
+    }
+
+    // ----- scalars ---------------------------------------------------------------
+
+    fn choose_scalar_style(&self, ev: &ScalarEvent, a: &Analysis) -> char {
+        if ev.style == Some('"') {
+            return '"';
+        }
+        if ev.style.is_none()
+            && ev.implicit_plain
+            && !(self.simple_key_context && (a.empty || a.multiline))
+            && ((self.flow_level > 0 && a.allow_flow_plain) || (self.flow_level == 0 && a.allow_block_plain))
+        {
+            return ' ';
+        }
+        if let Some(s @ ('|' | '>')) = ev.style {
+            if self.flow_level == 0 && !self.simple_key_context && a.allow_block {
+                return s;
+            }
+        }
+        if (ev.style.is_none() || ev.style == Some('\'')) && a.allow_single_quoted && !(self.simple_key_context && a.multiline) {
+            return '\'';
+        }
+        '"'
+    }
+
+    fn process_scalar(&mut self, ev: &ScalarEvent) {
+        let a = analyze_scalar(&ev.text);
+        let style = self.choose_scalar_style(ev, &a);
+        let split = !self.simple_key_context;
+        let text = ev.text.clone();
+        // A scalar whose tag cannot be implied in the chosen style would get
+        // an explicit tag; the values written here never need one.
+        match style {
+            '"' => self.write_double_quoted(&text, split),
+            '\'' => self.write_single_quoted(&text, split),
+            '|' => self.write_literal(&text),
+            _ => self.write_plain(&text, split),
+        }
+    }
+
+    // ----- writers ---------------------------------------------------------------
+
+    fn write_indicator(&mut self, indicator: &str, need_whitespace: bool, whitespace: bool, indention: bool) {
+        if !(self.whitespace || !need_whitespace) {
+            self.out.push(' ');
+            self.column += 1;
+        }
+        self.out.push_str(indicator);
+        self.column += indicator.chars().count();
+        self.whitespace = whitespace;
+        self.indention = self.indention && indention;
+    }
+
+    fn write_indent(&mut self) {
+        let indent = self.indent.unwrap_or(0);
+        if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
+            self.write_line_break();
+        }
+        if self.column < indent {
+            self.whitespace = true;
+            for _ in self.column..indent {
+                self.out.push(' ');
+            }
+            self.column = indent;
+        }
+    }
+
+    fn write_line_break(&mut self) {
+        self.whitespace = true;
+        self.indention = true;
+        self.column = 0;
+        self.out.push('\n');
+    }
+
+    fn write_raw(&mut self, s: &str) {
+        self.column += s.chars().count();
+        self.out.push_str(s);
+    }
+
+    fn write_plain(&mut self, text: &str, split: bool) {
+        if text.is_empty() {
+            return;
+        }
+        if !self.whitespace {
+            self.write_raw(" ");
+        }
+        self.whitespace = false;
+        self.indention = false;
+        let chars: Vec<char> = text.chars().collect();
+        let mut spaces = false;
+        let mut breaks = false;
+        let (mut start, mut end) = (0usize, 0usize);
+        while end <= chars.len() {
+            let ch = chars.get(end).copied();
+            if spaces {
+                if ch != Some(' ') {
+                    if start + 1 == end && self.column > self.best_width && split {
+                        self.write_indent();
+                        self.whitespace = false;
+                        self.indention = false;
+                    } else {
+                        let s: String = chars[start..end].iter().collect();
+                        self.write_raw(&s);
+                    }
+                    start = end;
+                }
+            } else if breaks {
+                if !matches!(ch, Some('\n' | '\u{85}' | '\u{2028}' | '\u{2029}')) {
+                    if chars[start] == '\n' {
+                        self.write_line_break();
+                    }
+                    for &br in &chars[start..end] {
+                        if br == '\n' {
+                            self.write_line_break();
+                        } else {
+                            self.out.push(br);
+                            self.column = 0;
+                        }
+                    }
+                    self.write_indent();
+                    self.whitespace = false;
+                    self.indention = false;
+                    start = end;
+                }
+            } else if ch.is_none() || matches!(ch, Some(' ' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')) {
+                let s: String = chars[start..end].iter().collect();
+                self.write_raw(&s);
+                start = end;
+            }
+            if let Some(c) = ch {
+                spaces = c == ' ';
+                breaks = matches!(c, '\n' | '\u{85}' | '\u{2028}' | '\u{2029}');
+            }
+            end += 1;
+        }
+    }
+
+    fn write_single_quoted(&mut self, text: &str, split: bool) {
+        self.write_indicator("'", true, false, false);
+        let chars: Vec<char> = text.chars().collect();
+        let mut spaces = false;
+        let mut breaks = false;
+        let (mut start, mut end) = (0usize, 0usize);
+        while end <= chars.len() {
+            let ch = chars.get(end).copied();
+            if spaces {
+                if ch != Some(' ') {
+                    if start + 1 == end && self.column > self.best_width && split && start != 0 && end != chars.len() {
+                        self.write_indent();
+                    } else {
+                        let s: String = chars[start..end].iter().collect();
+                        self.write_raw(&s);
+                    }
+                    start = end;
+                }
+            } else if breaks {
+                if !matches!(ch, Some('\n' | '\u{85}' | '\u{2028}' | '\u{2029}')) {
+                    if chars[start] == '\n' {
+                        self.write_line_break();
+                    }
+                    for &br in &chars[start..end] {
+                        if br == '\n' {
+                            self.write_line_break();
+                        } else {
+                            self.out.push(br);
+                            self.column = 0;
+                        }
+                    }
+                    self.write_indent();
+                    start = end;
+                }
+            } else if (ch.is_none() || matches!(ch, Some(' ' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}' | '\''))) && start < end {
+                let s: String = chars[start..end].iter().collect();
+                self.write_raw(&s);
+                start = end;
+            }
+            if ch == Some('\'') {
+                self.write_raw("''");
+                start = end + 1;
+            }
+            if let Some(c) = ch {
+                spaces = c == ' ';
+                breaks = matches!(c, '\n' | '\u{85}' | '\u{2028}' | '\u{2029}');
+            }
+            end += 1;
+        }
+        self.write_indicator("'", false, false, false);
+    }
+
+    fn write_double_quoted(&mut self, text: &str, split: bool) {
+        self.write_indicator("\"", true, false, false);
+        let chars: Vec<char> = text.chars().collect();
+        let (mut start, mut end) = (0usize, 0usize);
+        while end <= chars.len() {
+            let ch = chars.get(end).copied();
+            let needs_escape = match ch {
+                None => true,
+                Some(c) => matches!(c, '"' | '\\' | '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}') || !(' '..='~').contains(&c),
+            };
+            if needs_escape {
+                if start < end {
+                    let s: String = chars[start..end].iter().collect();
+                    self.write_raw(&s);
+                    start = end;
+                }
+                if let Some(c) = ch {
+                    let data = match c {
+                        '\0' => "\\0".to_string(),
+                        '\x07' => "\\a".to_string(),
+                        '\x08' => "\\b".to_string(),
+                        '\t' => "\\t".to_string(),
+                        '\n' => "\\n".to_string(),
+                        '\x0b' => "\\v".to_string(),
+                        '\x0c' => "\\f".to_string(),
+                        '\r' => "\\r".to_string(),
+                        '\x1b' => "\\e".to_string(),
+                        '"' => "\\\"".to_string(),
+                        '\\' => "\\\\".to_string(),
+                        '\u{85}' => "\\N".to_string(),
+                        '\u{a0}' => "\\_".to_string(),
+                        '\u{2028}' => "\\L".to_string(),
+                        '\u{2029}' => "\\P".to_string(),
+                        c if (c as u32) <= 0xFF => format!("\\x{:02X}", c as u32),
+                        c if (c as u32) <= 0xFFFF => format!("\\u{:04X}", c as u32),
+                        c => format!("\\U{:08X}", c as u32),
+                    };
+                    self.write_raw(&data);
+                    start = end + 1;
+                }
+            }
+            if end > 0
+                && end + 1 < chars.len()
+                && (ch == Some(' ') || start >= end)
+                && (self.column as isize + end as isize - start as isize) > self.best_width as isize
+                && split
+            {
+                let mut s: String = chars[start.min(end)..end].iter().collect();
+                s.push('\\');
+                if start < end {
+                    start = end;
+                }
+                self.write_raw(&s);
+                self.write_indent();
+                self.whitespace = false;
+                self.indention = false;
+                if chars.get(start) == Some(&' ') {
+                    self.write_raw("\\");
+                }
+            }
+            end += 1;
+        }
+        self.write_indicator("\"", false, false, false);
+    }
+
+    fn write_literal(&mut self, text: &str) {
+        let chars: Vec<char> = text.chars().collect();
+        let mut hints = String::new();
+        if let Some(&first) = chars.first() {
+            if matches!(first, ' ' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}') {
+                hints.push_str(&self.best_indent.to_string());
+            }
+            let last = chars[chars.len() - 1];
+            if !matches!(last, '\n' | '\u{85}' | '\u{2028}' | '\u{2029}') {
+                hints.push('-');
+            } else if chars.len() == 1 || matches!(chars[chars.len() - 2], '\n' | '\u{85}' | '\u{2028}' | '\u{2029}') {
+                hints.push('+');
+            }
+        }
+        self.write_indicator(&format!("|{hints}"), true, false, false);
+        self.write_line_break();
+        let mut breaks = true;
+        let (mut start, mut end) = (0usize, 0usize);
+        while end <= chars.len() {
+            let ch = chars.get(end).copied();
+            if breaks {
+                if !matches!(ch, Some('\n' | '\u{85}' | '\u{2028}' | '\u{2029}')) {
+                    for &br in &chars[start..end] {
+                        if br == '\n' {
+                            self.write_line_break();
+                        } else {
+                            self.out.push(br);
+                            self.column = 0;
+                        }
+                    }
+                    if ch.is_some() {
+                        self.write_indent();
+                    }
+                    start = end;
+                }
+            } else if ch.is_none() || matches!(ch, Some('\n' | '\u{85}' | '\u{2028}' | '\u{2029}')) {
+                let s: String = chars[start..end].iter().collect();
+                self.out.push_str(&s);
+                if ch.is_none() {
+                    self.write_line_break();
+                }
+                start = end;
+            }
+            if let Some(c) = ch {
+                breaks = matches!(c, '\n' | '\u{85}' | '\u{2028}' | '\u{2029}');
+            }
+            end += 1;
+        }
+    }
+}
+
+fn is_ws(c: Option<char>) -> bool {
+    matches!(c, None | Some('\0' | ' ' | '\t' | '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}'))
+}
+
+fn analyze_scalar(scalar: &str) -> Analysis {
+    if scalar.is_empty() {
+        return Analysis {
+            empty: true,
+            multiline: false,
+            allow_flow_plain: false,
+            allow_block_plain: true,
+            allow_single_quoted: true,
+            allow_block: false,
+        };
+    }
+    let chars: Vec<char> = scalar.chars().collect();
+    let mut block_indicators = false;
+    let mut flow_indicators = false;
+    let mut line_breaks = false;
+    let mut special_characters = false;
+    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) = (false, false, false, false);
+    let (mut break_space, mut space_break) = (false, false);
+    if scalar.starts_with("---") || scalar.starts_with("...") {
+        block_indicators = true;
+        flow_indicators = true;
+    }
+    let mut preceded_by_whitespace = true;
+    let mut followed_by_whitespace = chars.len() == 1 || is_ws(chars.get(1).copied());
+    let mut previous_space = false;
+    let mut previous_break = false;
+    let n = chars.len();
+    for (index, &ch) in chars.iter().enumerate() {
+        if index == 0 {
+            if "#,[]{}&*!|>'\"%@`".contains(ch) {
+                flow_indicators = true;
+                block_indicators = true;
+            }
+            if ch == '?' || ch == ':' {
+                flow_indicators = true;
+                if followed_by_whitespace {
+                    block_indicators = true;
+                }
+            }
+            if ch == '-' && followed_by_whitespace {
+                flow_indicators = true;
+                block_indicators = true;
+            }
+        } else {
+            if ",?[]{}".contains(ch) {
+                flow_indicators = true;
+            }
+            if ch == ':' {
+                flow_indicators = true;
+                if followed_by_whitespace {
+                    block_indicators = true;
+                }
+            }
+            if ch == '#' && preceded_by_whitespace {
+                flow_indicators = true;
+                block_indicators = true;
+            }
+        }
+        if matches!(ch, '\n' | '\u{85}' | '\u{2028}' | '\u{2029}') {
+            line_breaks = true;
+        }
+        if !(ch == '\n' || (' '..='~').contains(&ch)) {
+            let printable_unicode = (ch == '\u{85}'
+                || ('\u{a0}'..='\u{d7ff}').contains(&ch)
+                || ('\u{e000}'..='\u{fffd}').contains(&ch)
+                || ('\u{10000}'..'\u{10ffff}').contains(&ch))
+                && ch != '\u{feff}';
+            // allow_unicode is off in both SDKs: every non-ASCII character is special.
+            let _ = printable_unicode;
+            special_characters = true;
+        }
+        if ch == ' ' {
+            if index == 0 {
+                leading_space = true;
+            }
+            if index == n - 1 {
+                trailing_space = true;
+            }
+            if previous_break {
+                break_space = true;
+            }
+            previous_space = true;
+            previous_break = false;
+        } else if matches!(ch, '\n' | '\u{85}' | '\u{2028}' | '\u{2029}') {
+            if index == 0 {
+                leading_break = true;
+            }
+            if index == n - 1 {
+                trailing_break = true;
+            }
+            if previous_space {
+                space_break = true;
+            }
+            previous_space = false;
+            previous_break = true;
+        } else {
+            previous_space = false;
+            previous_break = false;
+        }
+        preceded_by_whitespace = is_ws(Some(ch));
+        followed_by_whitespace = index + 2 >= n || is_ws(chars.get(index + 2).copied());
+    }
+    let mut a = Analysis {
+        empty: false,
+        multiline: line_breaks,
+        allow_flow_plain: true,
+        allow_block_plain: true,
+        allow_single_quoted: true,
+        allow_block: true,
+    };
+    if leading_space || leading_break || trailing_space || trailing_break {
+        a.allow_flow_plain = false;
+        a.allow_block_plain = false;
+    }
+    if trailing_space {
+        a.allow_block = false;
+    }
+    if break_space {
+        a.allow_flow_plain = false;
+        a.allow_block_plain = false;
+        a.allow_single_quoted = false;
+    }
+    if space_break || special_characters {
+        a.allow_flow_plain = false;
+        a.allow_block_plain = false;
+        a.allow_single_quoted = false;
+        a.allow_block = false;
+    }
+    if line_breaks {
+        a.allow_flow_plain = false;
+        a.allow_block_plain = false;
+    }
+    if flow_indicators {
+        a.allow_flow_plain = false;
+    }
+    if block_indicators {
+        a.allow_block_plain = false;
+    }
+    a
+}
+
+/// How a string would be written as a plain/quoted scalar, for the generic
+/// renderer: `None` when plain is allowed (in flow or block context).
+pub fn scalar_needs_quotes(s: &str, flow: bool) -> Option<char> {
+    let a = analyze_scalar(s);
+    let plain_ok = if flow { a.allow_flow_plain } else { a.allow_block_plain };
+    if plain_ok && !a.empty && resolve_plain(s) == Resolved::Str {
+        None
+    } else if a.allow_single_quoted && !a.multiline {
+        Some('\'')
+    } else {
+        Some('"')
+    }
+}
+
+/// Double-quoted form of a string with YAML escapes (no folding).
+pub fn double_quoted(s: &str) -> String {
+    let mut e = Emitter::new(PyProfile::KfpV2);
+    e.best_width = usize::MAX / 2;
+    e.write_double_quoted(s, false);
+    e.out
+}
+
+/// Single-quoted form of a string (no folding).
+pub fn single_quoted(s: &str) -> String {
+    let mut e = Emitter::new(PyProfile::KfpV2);
+    e.best_width = usize::MAX / 2;
+    e.write_single_quoted(s, false);
+    e.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(entries: &[(&str, Value)]) -> Value {
+        Value::Map(entries.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+    }
+
+    #[test]
+    fn v2_block_entry_is_sorted_and_indentless() {
+        let tol = map(&[
+            ("key", Value::str("dedicated")),
+            ("effect", Value::str("NoExecute")),
+            ("tolerationSeconds", Value::str("3600")),
+            ("value", Value::str("true")),
+            ("operator", Value::str("Equal")),
+        ]);
+        let v = map(&[("tolerations", Value::Seq(vec![tol]))]);
+        let s = Emitter::block_entry(PyProfile::KfpV2, "exec-a", &v, 8);
+        assert_eq!(
+            s,
+            "        exec-a:\n          tolerations:\n          - effect: NoExecute\n            key: dedicated\n            operator: Equal\n            tolerationSeconds: '3600'\n            value: 'true'\n"
+        );
+    }
+
+    #[test]
+    fn v1_leaf_maps_are_inline_and_forced_words_are_double_quoted() {
+        let t1 = map(&[("effect", Value::str("NoSchedule")), ("key", Value::str("key")), ("operator", Value::str("Equal")), ("value", Value::str("experiment"))]);
+        let t2 = map(&[("effect", Value::str("PreferNoSchedule")), ("key", Value::str("soft")), ("operator", Value::str("Equal")), ("value", Value::str("true"))]);
+        let s = Emitter::block_entry(PyProfile::KfpV1, "tolerations", &Value::Seq(vec![t1, t2]), 4);
+        assert_eq!(
+            s,
+            "    tolerations:\n    - {effect: NoSchedule, key: key, operator: Equal, value: experiment}\n    - effect: PreferNoSchedule\n      key: soft\n      operator: Equal\n      value: \"true\"\n"
+        );
+    }
+
+    #[test]
+    fn v1_flow_collections_wrap_after_80_columns() {
+        let t = map(&[
+            ("effect", Value::str("NoSchedule")),
+            ("key", Value::str("example.com/some-really-long-taint-key-name-for-wrapping")),
+            ("operator", Value::str("Equal")),
+            ("value", Value::str("a-very-long-label-value-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")),
+        ]);
+        let s = Emitter::seq_item(PyProfile::KfpV1, &t, 4);
+        assert_eq!(
+            s,
+            "    - {effect: NoSchedule, key: example.com/some-really-long-taint-key-name-for-wrapping,\n      operator: Equal, value: a-very-long-label-value-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx}\n"
+        );
+    }
+
+    #[test]
+    fn quoting_follows_pyyaml() {
+        assert_eq!(scalar_needs_quotes("experiment", false), None);
+        assert_eq!(scalar_needs_quotes("1.8.22", false), None);
+        assert_eq!(scalar_needs_quotes("10", false), Some('\''));
+        assert_eq!(scalar_needs_quotes("yes", false), Some('\''));
+        assert_eq!(scalar_needs_quotes("a: b", false), Some('\''));
+        assert_eq!(scalar_needs_quotes("caf\u{e9}", false), Some('"'));
+        assert_eq!(double_quoted("caf\u{e9}"), "\"caf\\xE9\"");
+    }
+}

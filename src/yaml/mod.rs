@@ -1,0 +1,12 @@
+//! YAML reading and surgical writing: the span tree, values, renderers and the editor.
+
+pub mod block;
+pub mod edit;
+pub mod emit;
+pub mod tree;
+pub mod value;
+
+pub use block::BlockStyle;
+pub use edit::{Edit, EditError, Editor, Flavor, Placement};
+pub use tree::{Kind, NodeId, Style, SyntaxError, Tree};
+pub use value::Value;

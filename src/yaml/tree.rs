@@ -1,0 +1,639 @@
+//! The span tree: every node of every document of a YAML file, with byte
+//! ranges into the original text, built from `saphyr-parser` events.
+//!
+//! The tree is flat (an arena of nodes linked by index) so that deep input
+//! cannot overflow the stack and a 10 MB file costs a few tens of bytes per
+//! node. Scalar values are not copied when they equal their source text.
+
+use std::fmt;
+
+use saphyr_parser::{Event, Parser, ScalarStyle};
+
+/// Index of a node in a [`Tree`].
+pub type NodeId = u32;
+
+const NONE: u32 = u32::MAX;
+
+/// What a node is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Scalar,
+    Map,
+    Seq,
+    Alias,
+}
+
+/// How a node is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    Plain,
+    SingleQuoted,
+    DoubleQuoted,
+    Literal,
+    Folded,
+    Block,
+    Flow,
+}
+
+impl Style {
+    /// Whether the scalar was written with quotes or as a block scalar, so
+    /// that it is a string whatever its text looks like.
+    pub fn is_quoted(self) -> bool {
+        !matches!(self, Style::Plain)
+    }
+}
+
+/// Where a scalar's value lives.
+#[derive(Clone, Copy, Debug)]
+enum Text {
+    /// The value is exactly the source bytes `start..end`.
+    Source,
+    /// The value is exactly the source bytes `start+1..end-1` (quoted, no escapes).
+    Inner,
+    /// The value is in the owned-text arena at `offset..offset+len`.
+    Arena(u32, u32),
+}
+
+/// One node.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub kind: Kind,
+    pub style: Style,
+    /// Whether the node carries an anchor (`&a`): editing it would also
+    /// change every alias of it.
+    pub anchored: bool,
+    /// Whether the node has an explicit tag (`!!str`, `!foo`).
+    pub tagged: bool,
+    /// Byte offset of the node's first character (its anchor or tag when it has one).
+    pub start: u32,
+    /// Byte offset just past the node's content: the last child's end for
+    /// block collections, past the closing bracket for flow collections, and
+    /// without trailing blank lines for block scalars (unless `|+`/`>+`).
+    pub end: u32,
+    text: Text,
+    pub parent: u32,
+    first_child: u32,
+    last_child: u32,
+    next_sibling: u32,
+}
+
+/// One YAML document of the stream.
+#[derive(Clone, Debug)]
+pub struct Document {
+    /// Root node, `None` for an empty document.
+    pub root: Option<NodeId>,
+    /// Whether the document started with an explicit `---`.
+    pub explicit_start: bool,
+    /// Byte offset of the document start marker (or of its first node).
+    pub start: u32,
+}
+
+/// A parsed YAML stream with spans.
+pub struct Tree<'a> {
+    src: &'a str,
+    nodes: Vec<Node>,
+    arena: String,
+    pub documents: Vec<Document>,
+    /// Whether the text uses `\r\n` line endings.
+    pub crlf: bool,
+}
+
+/// A YAML syntax error at a byte offset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyntaxError {
+    pub offset: usize,
+    pub line: usize,
+    pub col: usize,
+    pub message: String,
+}
+
+impl fmt::Display for SyntaxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.line, self.col, self.message)
+    }
+}
+
+/// Converts the parser's character indices into byte offsets. Walks a cursor
+/// forwards or backwards, which is cheap because events come in order.
+struct CharToByte<'a> {
+    src: &'a str,
+    ascii: bool,
+    chars: usize,
+    bytes: usize,
+}
+
+impl<'a> CharToByte<'a> {
+    fn new(src: &'a str) -> Self {
+        CharToByte {
+            src,
+            ascii: src.is_ascii(),
+            chars: 0,
+            bytes: 0,
+        }
+    }
+
+    fn byte(&mut self, char_index: usize) -> usize {
+        if self.ascii {
+            return char_index.min(self.src.len());
+        }
+        let b = self.src.as_bytes();
+        while self.chars < char_index && self.bytes < b.len() {
+            self.bytes += 1;
+            while self.bytes < b.len() && (b[self.bytes] & 0xC0) == 0x80 {
+                self.bytes += 1;
+            }
+            self.chars += 1;
+        }
+        while self.chars > char_index && self.bytes > 0 {
+            self.bytes -= 1;
+            while self.bytes > 0 && (b[self.bytes] & 0xC0) == 0x80 {
+                self.bytes -= 1;
+            }
+            self.chars -= 1;
+        }
+        self.bytes
+    }
+}
+
+/// Line (1-based) and column (1-based, in characters) of a byte offset.
+pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(src.len());
+    let before = &src.as_bytes()[..offset];
+    let line = before.iter().filter(|&&c| c == b'\n').count() + 1;
+    let line_start = before.iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
+    let mut col = src[line_start..offset].chars().count() + 1;
+    if line == 1 && src.starts_with('\u{feff}') {
+        col = col.saturating_sub(1).max(1);
+    }
+    (line, col)
+}
+
+struct Open {
+    node: NodeId,
+}
+
+impl<'a> Tree<'a> {
+    /// Parses the whole stream. Fails on the first syntax error.
+    pub fn parse(src: &'a str) -> Result<Tree<'a>, SyntaxError> {
+        if src.len() >= u32::MAX as usize {
+            return Err(SyntaxError {
+                offset: 0,
+                line: 1,
+                col: 1,
+                message: "file is larger than 4 GiB".into(),
+            });
+        }
+        let mut tree = Tree {
+            src,
+            nodes: Vec::with_capacity(src.len() / 12),
+            arena: String::new(),
+            documents: Vec::new(),
+            crlf: src.contains("\r\n"),
+        };
+        let mut conv = CharToByte::new(src);
+        let mut stack: Vec<Open> = Vec::new();
+        let mut parser = Parser::new_from_str(src);
+        let mut anchored_ids: Vec<bool> = Vec::new();
+        while let Some(event) = parser.next_event() {
+            let (event, span) = match event {
+                Ok(e) => e,
+                Err(e) => {
+                    let m = e.marker();
+                    let offset = conv.byte(m.index());
+                    let (line, col) = line_col(src, offset);
+                    return Err(SyntaxError {
+                        offset,
+                        line,
+                        col,
+                        message: describe_scan_error(src, offset, e.info()),
+                    });
+                }
+            };
+            let s = conv.byte(span.start.index()) as u32;
+            let e = conv.byte(span.end.index()) as u32;
+            match event {
+                Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
+                Event::DocumentStart(explicit) => {
+                    tree.documents.push(Document {
+                        root: None,
+                        explicit_start: explicit,
+                        start: s,
+                    });
+                }
+                Event::DocumentEnd => {}
+                Event::Alias(_) => {
+                    let id = tree.push_node(&mut stack, Kind::Alias, Style::Plain, s, e, false, false);
+                    let _ = id;
+                }
+                Event::Scalar(value, style, anchor, tag) => {
+                    let style = match style {
+                        ScalarStyle::Plain => Style::Plain,
+                        ScalarStyle::SingleQuoted => Style::SingleQuoted,
+                        ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
+                        ScalarStyle::Literal => Style::Literal,
+                        ScalarStyle::Folded => Style::Folded,
+                    };
+                    if anchor > 0 {
+                        mark(&mut anchored_ids, anchor);
+                    }
+                    let end = match style {
+                        Style::Literal | Style::Folded => block_scalar_end(src, s as usize, e as usize),
+                        _ => e,
+                    };
+                    let id = tree.push_node(&mut stack, Kind::Scalar, style, s, end, anchor > 0, tag.is_some());
+                    tree.set_text(id, &value, style, s as usize, e as usize);
+                }
+                Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
+                    let is_map = matches!(event, Event::MappingStart(..));
+                    let flow = e > s && {
+                        let last = src.as_bytes()[(e - 1) as usize];
+                        last == b'{' || last == b'['
+                    };
+                    let kind = if is_map { Kind::Map } else { Kind::Seq };
+                    let style = if flow { Style::Flow } else { Style::Block };
+                    let id = tree.push_node(&mut stack, kind, style, s, e, anchor > 0, tag.is_some());
+                    stack.push(Open { node: id });
+                }
+                Event::SequenceEnd | Event::MappingEnd => {
+                    if let Some(open) = stack.pop() {
+                        let n = &tree.nodes[open.node as usize];
+                        let end = if n.style == Style::Flow {
+                            s + 1
+                        } else if n.last_child != NONE {
+                            tree.nodes[n.last_child as usize].end
+                        } else {
+                            n.start
+                        };
+                        tree.nodes[open.node as usize].end = end;
+                    }
+                }
+            }
+        }
+        let _ = anchored_ids;
+        Ok(tree)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_node(
+        &mut self,
+        stack: &mut [Open],
+        kind: Kind,
+        style: Style,
+        start: u32,
+        end: u32,
+        anchored: bool,
+        tagged: bool,
+    ) -> NodeId {
+        let id = self.nodes.len() as NodeId;
+        let parent = stack.last().map_or(NONE, |o| o.node);
+        self.nodes.push(Node {
+            kind,
+            style,
+            anchored,
+            tagged,
+            start,
+            end,
+            text: Text::Source,
+            parent,
+            first_child: NONE,
+            last_child: NONE,
+            next_sibling: NONE,
+        });
+        if parent == NONE {
+            if let Some(doc) = self.documents.last_mut() {
+                if doc.root.is_none() {
+                    doc.root = Some(id);
+                }
+            }
+        } else {
+            let p = &mut self.nodes[parent as usize];
+            if p.first_child == NONE {
+                p.first_child = id;
+                p.last_child = id;
+            } else {
+                let last = p.last_child;
+                p.last_child = id;
+                self.nodes[last as usize].next_sibling = id;
+            }
+        }
+        id
+    }
+
+    fn set_text(&mut self, id: NodeId, value: &str, style: Style, s: usize, e: usize) {
+        let src = self.src;
+        let text = match style {
+            Style::Plain if src.get(s..e) == Some(value) => Text::Source,
+            Style::SingleQuoted | Style::DoubleQuoted
+                if e >= s + 2 && src.get(s + 1..e - 1) == Some(value) =>
+            {
+                Text::Inner
+            }
+            _ => {
+                let off = self.arena.len() as u32;
+                self.arena.push_str(value);
+                Text::Arena(off, value.len() as u32)
+            }
+        };
+        self.nodes[id as usize].text = text;
+    }
+
+    /// The source text.
+    pub fn src(&self) -> &'a str {
+        self.src
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn kind(&self, id: NodeId) -> Kind {
+        self.nodes[id as usize].kind
+    }
+
+    pub fn parent(&self, id: NodeId) -> Option<NodeId> {
+        let p = self.nodes[id as usize].parent;
+        (p != NONE).then_some(p)
+    }
+
+    /// A scalar's value (empty for other nodes).
+    pub fn scalar(&self, id: NodeId) -> &str {
+        let n = &self.nodes[id as usize];
+        if n.kind != Kind::Scalar {
+            return "";
+        }
+        match n.text {
+            Text::Source => &self.src[n.start as usize..n.end as usize],
+            Text::Inner => &self.src[n.start as usize + 1..n.end as usize - 1],
+            Text::Arena(o, l) => &self.arena[o as usize..(o + l) as usize],
+        }
+    }
+
+    /// The children of a collection, in order (keys and values alternate in maps).
+    pub fn children(&self, id: NodeId) -> Children<'_, 'a> {
+        Children {
+            tree: self,
+            next: self.nodes[id as usize].first_child,
+        }
+    }
+
+    /// The `(key, value)` pairs of a map.
+    pub fn entries(&self, id: NodeId) -> Entries<'_, 'a> {
+        Entries {
+            inner: self.children(id),
+        }
+    }
+
+    /// The items of a sequence.
+    pub fn items(&self, id: NodeId) -> Children<'_, 'a> {
+        self.children(id)
+    }
+
+    /// Number of entries of a map or items of a sequence.
+    pub fn count(&self, id: NodeId) -> usize {
+        let n = self.children(id).count();
+        if self.kind(id) == Kind::Map { n / 2 } else { n }
+    }
+
+    /// Looks a key up in a map. Returns `Err` with both key nodes when the key occurs twice.
+    pub fn get(&self, map: NodeId, key: &str) -> Result<Option<(NodeId, NodeId)>, (NodeId, NodeId)> {
+        if self.kind(map) != Kind::Map {
+            return Ok(None);
+        }
+        let mut found: Option<(NodeId, NodeId)> = None;
+        for (k, v) in self.entries(map) {
+            if self.kind(k) == Kind::Scalar && self.scalar(k) == key {
+                if let Some((first, _)) = found {
+                    return Err((first, k));
+                }
+                found = Some((k, v));
+            }
+        }
+        Ok(found)
+    }
+
+    /// Looks a key up, ignoring duplicates (the last one wins, as in PyYAML).
+    /// For read-only questions such as format detection.
+    pub fn get_value(&self, map: NodeId, key: &str) -> Option<NodeId> {
+        if self.kind(map) != Kind::Map {
+            return None;
+        }
+        let mut found = None;
+        for (k, v) in self.entries(map) {
+            if self.kind(k) == Kind::Scalar && self.scalar(k) == key {
+                found = Some(v);
+            }
+        }
+        found
+    }
+
+    /// Whether a scalar is a null (`~`, `null`, empty) in plain style.
+    pub fn is_null(&self, id: NodeId) -> bool {
+        let n = self.node(id);
+        n.kind == Kind::Scalar
+            && n.style == Style::Plain
+            && matches!(self.scalar(id), "" | "~" | "null" | "Null" | "NULL")
+    }
+
+    /// The scalar value as a string when the node is a non-null scalar.
+    pub fn str_value(&self, id: NodeId) -> Option<&str> {
+        (self.kind(id) == Kind::Scalar && !self.is_null(id)).then(|| self.scalar(id))
+    }
+
+    /// Line (1-based) and column (1-based) of a node's first character.
+    pub fn position(&self, id: NodeId) -> (usize, usize) {
+        line_col(self.src, self.node(id).start as usize)
+    }
+
+    /// The YAML path of a node from its document root, such as `spec.templates[3].name`.
+    pub fn path(&self, id: NodeId) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        let mut cur = id;
+        while let Some(p) = self.parent(cur) {
+            match self.kind(p) {
+                Kind::Map => {
+                    // cur may be a key or a value; name the entry either way.
+                    let mut prev_key = None;
+                    for (i, c) in self.children(p).enumerate() {
+                        if i % 2 == 0 {
+                            prev_key = Some(c);
+                        }
+                        if c == cur {
+                            if let Some(k) = prev_key {
+                                parts.push(path_key(self.scalar(k)));
+                            }
+                            break;
+                        }
+                    }
+                }
+                Kind::Seq => {
+                    let idx = self.children(p).position(|c| c == cur).unwrap_or(0);
+                    parts.push(format!("[{idx}]"));
+                }
+                _ => {}
+            }
+            cur = p;
+        }
+        parts.reverse();
+        let mut out = String::new();
+        for p in parts {
+            if !out.is_empty() && !p.starts_with('[') {
+                out.push('.');
+            }
+            out.push_str(&p);
+        }
+        out
+    }
+
+    /// Index of the document a node belongs to.
+    pub fn document_of(&self, id: NodeId) -> usize {
+        let mut cur = id;
+        while let Some(p) = self.parent(cur) {
+            cur = p;
+        }
+        self.documents.iter().position(|d| d.root == Some(cur)).unwrap_or(0)
+    }
+}
+
+/// How a key is written in a YAML path: plain when it is a simple word,
+/// bracketed and quoted otherwise (label keys contain `.` and `/`).
+pub fn path_key(key: &str) -> String {
+    if !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        key.to_string()
+    } else {
+        format!("[{key:?}]")
+    }
+}
+
+fn mark(v: &mut Vec<bool>, id: usize) {
+    if v.len() <= id {
+        v.resize(id + 1, false);
+    }
+    v[id] = true;
+}
+
+/// A block scalar's content ends at the end of its last non-blank line,
+/// unless the `+` chomping indicator keeps the trailing newlines.
+fn block_scalar_end(src: &str, start: usize, end: usize) -> u32 {
+    let b = src.as_bytes();
+    // Find the header (`|`, `>`, with indicators) by walking back to the line
+    // holding it: the span starts at the first content character.
+    let mut i = start.min(b.len());
+    let mut header_keep = false;
+    while i > 0 {
+        i -= 1;
+        if b[i] == b'|' || b[i] == b'>' {
+            let mut j = i + 1;
+            while j < b.len() && matches!(b[j], b'+' | b'-' | b'0'..=b'9') {
+                if b[j] == b'+' {
+                    header_keep = true;
+                }
+                j += 1;
+            }
+            break;
+        }
+    }
+    if header_keep {
+        return end as u32;
+    }
+    let mut e = end.min(b.len());
+    while e > start && matches!(b[e - 1], b'\n' | b'\r' | b' ' | b'\t') {
+        e -= 1;
+    }
+    e as u32
+}
+
+fn describe_scan_error(src: &str, offset: usize, info: &str) -> String {
+    // A tab in a line's indentation is the common cause of several scanner
+    // messages; say so plainly.
+    let line_start = src[..offset.min(src.len())].rfind('\n').map_or(0, |p| p + 1);
+    let line = &src[line_start..];
+    let indent: &str = &line[..line.len() - line.trim_start_matches([' ', '\t']).len()];
+    if indent.contains('\t') || info.contains("tab") {
+        return "tab character used for indentation: YAML indentation must be spaces (replace the tabs with spaces)".into();
+    }
+    info.to_string()
+}
+
+/// Iterator over a node's children.
+pub struct Children<'t, 'a> {
+    tree: &'t Tree<'a>,
+    next: u32,
+}
+
+impl Iterator for Children<'_, '_> {
+    type Item = NodeId;
+    fn next(&mut self) -> Option<NodeId> {
+        if self.next == NONE {
+            return None;
+        }
+        let id = self.next;
+        self.next = self.tree.nodes[id as usize].next_sibling;
+        Some(id)
+    }
+}
+
+/// Iterator over a map's entries.
+pub struct Entries<'t, 'a> {
+    inner: Children<'t, 'a>,
+}
+
+impl Iterator for Entries<'_, '_> {
+    type Item = (NodeId, NodeId);
+    fn next(&mut self) -> Option<(NodeId, NodeId)> {
+        let k = self.inner.next()?;
+        let v = self.inner.next()?;
+        Some((k, v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_are_bytes_and_content_ends_exclude_trailing_comments() {
+        let src = "a: \u{e9}t\u{e9}\nb: {x: 1}  # c\nc:\n- p\n- q: 1\n  r: 'it''s'\n# tail\nd: |\n  lit\n\ne: end\n";
+        let t = Tree::parse(src).unwrap();
+        let root = t.documents[0].root.unwrap();
+        let (_, a) = t.get(root, "a").unwrap().unwrap();
+        assert_eq!(&src[t.node(a).start as usize..t.node(a).end as usize], "\u{e9}t\u{e9}");
+        let (_, b) = t.get(root, "b").unwrap().unwrap();
+        assert_eq!(&src[t.node(b).start as usize..t.node(b).end as usize], "{x: 1}");
+        assert_eq!(t.node(b).style, Style::Flow);
+        let (_, c) = t.get(root, "c").unwrap().unwrap();
+        assert_eq!(&src[t.node(c).start as usize..t.node(c).end as usize], "p\n- q: 1\n  r: 'it''s'");
+        let item = t.items(c).nth(1).unwrap();
+        let (_, r) = t.get(item, "r").unwrap().unwrap();
+        assert_eq!(t.scalar(r), "it's");
+        let (_, d) = t.get(root, "d").unwrap().unwrap();
+        assert_eq!(&src[t.node(d).start as usize..t.node(d).end as usize], "lit");
+        assert_eq!(t.path(r), "c[1].r");
+    }
+
+    #[test]
+    fn duplicate_keys_are_reported() {
+        let t = Tree::parse("a: 1\na: 2\n").unwrap();
+        let root = t.documents[0].root.unwrap();
+        assert!(t.get(root, "a").is_err());
+        assert_eq!(t.get_value(root, "a").map(|v| t.scalar(v)), Some("2"));
+    }
+
+    #[test]
+    fn tabs_in_indentation_get_a_plain_message() {
+        let err = Tree::parse("a:\n\tb: 1\n").err().unwrap();
+        assert!(err.message.contains("tab"), "{}", err.message);
+        assert_eq!(err.line, 2);
+    }
+}
