@@ -8,7 +8,9 @@ pub fn unified(old: &str, new: &str, name: &str, color: bool) -> String {
     if old == new {
         return String::new();
     }
-    let diff = TextDiff::configure().algorithm(similar::Algorithm::Myers).diff_lines(old, new);
+    let diff = TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .diff_lines(old, new);
     let mut out = String::new();
     let (red, green, cyan, bold, reset) = if color {
         ("\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[1m", "\x1b[0m")
@@ -16,7 +18,9 @@ pub fn unified(old: &str, new: &str, name: &str, color: bool) -> String {
         ("", "", "", "", "")
     };
     let name = name.trim_start_matches("./");
-    out.push_str(&format!("{bold}--- a/{name}{reset}\n{bold}+++ b/{name}{reset}\n"));
+    out.push_str(&format!(
+        "{bold}--- a/{name}{reset}\n{bold}+++ b/{name}{reset}\n"
+    ));
     for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
         out.push_str(&format!("{cyan}{}{reset}\n", hunk.header()));
         for change in hunk.iter_changes() {

@@ -12,7 +12,11 @@ use crate::diag::Diagnostic;
 pub const POLICY_FILE: &str = ".kfsched.yaml";
 
 /// Where the policy comes from.
-pub fn policy_path(explicit: Option<&Path>, env: Option<OsString>, cwd: &Path) -> Result<PathBuf, String> {
+pub fn policy_path(
+    explicit: Option<&Path>,
+    env: Option<OsString>,
+    cwd: &Path,
+) -> Result<PathBuf, String> {
     if let Some(p) = explicit {
         return Ok(p.to_path_buf());
     }
@@ -60,7 +64,10 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Source>, Vec<Diagnostic>> {
             continue;
         }
         match std::fs::metadata(p) {
-            Err(e) => errors.push(Diagnostic::file(&p.display().to_string(), format!("cannot read: {e}"))),
+            Err(e) => errors.push(Diagnostic::file(
+                &p.display().to_string(),
+                format!("cannot read: {e}"),
+            )),
             Ok(m) if m.is_dir() => {
                 let before = out.len();
                 walk(p, &mut out, &mut errors);
@@ -74,7 +81,11 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Source>, Vec<Diagnostic>> {
             Ok(_) => out.push(Source::File(p.clone())),
         }
     }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
 }
 
 fn walk(dir: &Path, out: &mut Vec<Source>, errors: &mut Vec<Diagnostic>) {
@@ -83,7 +94,10 @@ fn walk(dir: &Path, out: &mut Vec<Source>, errors: &mut Vec<Diagnostic>) {
         let entries = match std::fs::read_dir(&d) {
             Ok(e) => e,
             Err(e) => {
-                errors.push(Diagnostic::file(&d.display().to_string(), format!("cannot read the directory: {e}")));
+                errors.push(Diagnostic::file(
+                    &d.display().to_string(),
+                    format!("cannot read the directory: {e}"),
+                ));
                 continue;
             }
         };
@@ -116,15 +130,27 @@ fn walk(dir: &Path, out: &mut Vec<Source>, errors: &mut Vec<Diagnostic>) {
 /// Writes `bytes` to `path` through a temporary file in the same directory
 /// and a rename, keeping the file's permissions.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let meta = std::fs::metadata(path)?;
     if meta.permissions().readonly() {
-        return Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "the file is read-only"));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "the file is read-only",
+        ));
     }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.kfsched-{}.tmp", std::process::id()));
     let result = (|| {
-        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::set_permissions(&tmp, meta.permissions())?;

@@ -16,7 +16,13 @@ pub fn unmatched_rules<'p>(policy: &'p Policy, outcomes: &[FileOutcome]) -> Vec<
             hits[i] += h;
         }
     }
-    policy.rules.iter().zip(hits).filter(|(_, h)| *h == 0).map(|(r, _)| r.name.as_str()).collect()
+    policy
+        .rules
+        .iter()
+        .zip(hits)
+        .filter(|(_, h)| *h == 0)
+        .map(|(r, _)| r.name.as_str())
+        .collect()
 }
 
 fn flow(j: &Json) -> String {
@@ -30,7 +36,11 @@ pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String 
         if !o.is_pipeline() && !verbose {
             continue;
         }
-        out.push_str(&format!("{}{}\n", o.file, if o.changed() { "  (would change)" } else { "" }));
+        out.push_str(&format!(
+            "{}{}\n",
+            o.file,
+            if o.changed() { "  (would change)" } else { "" }
+        ));
         for d in &o.docs {
             if let Some(why) = &d.skipped_because {
                 if verbose {
@@ -39,13 +49,23 @@ pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String 
                 continue;
             }
             let pipeline = d.components.first().and_then(|c| c.pipeline.clone());
-            let kind = d.components.first().map(|c| c.kind.clone()).unwrap_or_default();
+            let kind = d
+                .components
+                .first()
+                .map(|c| c.kind.clone())
+                .unwrap_or_default();
             out.push_str(&format!(
                 "  document {}: {}{}{}\n",
                 d.index + 1,
                 d.format,
-                if kind.is_empty() { String::new() } else { format!(" {kind}") },
-                pipeline.map(|p| format!(", pipeline {p:?}")).unwrap_or_default()
+                if kind.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {kind}")
+                },
+                pipeline
+                    .map(|p| format!(", pipeline {p:?}"))
+                    .unwrap_or_default()
             ));
             for c in &d.components {
                 out.push_str(&format!("    {}\n", c.label));
@@ -56,11 +76,20 @@ pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String 
                 for (rule, v) in policy.rules.iter().zip(&c.verdicts) {
                     match v.reason() {
                         None => out.push_str(&format!("      matched  {}\n", rule.name)),
-                        Some(why) => out.push_str(&format!("      not      {}: {why}\n", rule.name)),
+                        Some(why) => {
+                            out.push_str(&format!("      not      {}: {why}\n", rule.name))
+                        }
                     }
                 }
-                let result = if c.after.as_object().is_some_and(|m| m.is_empty()) { "(none)".to_string() } else { flow(&c.after) };
-                out.push_str(&format!("      result:  {result}{}\n", if c.changed { "" } else { "  (unchanged)" }));
+                let result = if c.after.as_object().is_some_and(|m| m.is_empty()) {
+                    "(none)".to_string()
+                } else {
+                    flow(&c.after)
+                };
+                out.push_str(&format!(
+                    "      result:  {result}{}\n",
+                    if c.changed { "" } else { "  (unchanged)" }
+                ));
                 for w in &c.warnings {
                     out.push_str(&format!("      warning: {w}\n"));
                 }
@@ -72,7 +101,10 @@ pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String 
     }
     let unmatched = unmatched_rules(policy, outcomes);
     if !unmatched.is_empty() {
-        out.push_str(&format!("rules that matched nothing: {}\n", unmatched.join(", ")));
+        out.push_str(&format!(
+            "rules that matched nothing: {}\n",
+            unmatched.join(", ")
+        ));
     }
     out
 }

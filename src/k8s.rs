@@ -10,7 +10,8 @@ const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const LABEL_VALUE_ERR: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 const DNS1123_LABEL_ERR: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS1123_SUBDOMAIN_FMT: &str =
+    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const DNS1123_SUBDOMAIN_ERR: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 
 fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
@@ -18,7 +19,10 @@ fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
         return format!("{msg} (regex used for validation is '{fmt}')");
     }
     let ex: Vec<String> = examples.iter().map(|e| format!("'{e}'")).collect();
-    format!("{msg} (e.g. {}, regex used for validation is '{fmt}')", ex.join(" or "))
+    format!(
+        "{msg} (e.g. {}, regex used for validation is '{fmt}')",
+        ex.join(" or ")
+    )
 }
 
 fn max_len_error(n: usize) -> String {
@@ -31,7 +35,8 @@ fn matches_label_key_name(s: &str) -> bool {
     !b.is_empty()
         && b[0].is_ascii_alphanumeric()
         && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.')
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.')
 }
 
 fn matches_dns1123_label(s: &str) -> bool {
@@ -39,7 +44,8 @@ fn matches_dns1123_label(s: &str) -> bool {
     !b.is_empty()
         && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
         && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
-        && b.iter().all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+        && b.iter()
+            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
 }
 
 /// `IsDNS1123Label`.
@@ -49,7 +55,11 @@ pub fn dns1123_label(s: &str) -> Vec<String> {
         errs.push(max_len_error(63));
     }
     if !matches_dns1123_label(s) {
-        errs.push(regex_error(DNS1123_LABEL_ERR, DNS1123_LABEL_FMT, &["my-name", "123-abc"]));
+        errs.push(regex_error(
+            DNS1123_LABEL_ERR,
+            DNS1123_LABEL_FMT,
+            &["my-name", "123-abc"],
+        ));
     }
     errs
 }
@@ -61,7 +71,11 @@ pub fn dns1123_subdomain(s: &str) -> Vec<String> {
         errs.push(max_len_error(253));
     }
     if !s.split('.').all(matches_dns1123_label) {
-        errs.push(regex_error(DNS1123_SUBDOMAIN_ERR, DNS1123_SUBDOMAIN_FMT, &["example.com"]));
+        errs.push(regex_error(
+            DNS1123_SUBDOMAIN_ERR,
+            DNS1123_SUBDOMAIN_FMT,
+            &["example.com"],
+        ));
     }
     errs
 }
@@ -86,7 +100,11 @@ pub fn qualified_name(value: &str) -> Vec<String> {
         _ => {
             return vec![format!(
                 "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-                regex_error(LABEL_KEY_ERR, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"])
+                regex_error(
+                    LABEL_KEY_ERR,
+                    LABEL_KEY_FMT,
+                    &["MyName", "my.name", "123-abc"]
+                )
             )];
         }
     };
@@ -96,7 +114,14 @@ pub fn qualified_name(value: &str) -> Vec<String> {
         errs.push(format!("name part {}", max_len_error(63)));
     }
     if !matches_label_key_name(name) {
-        errs.push(format!("name part {}", regex_error(LABEL_KEY_ERR, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"])));
+        errs.push(format!(
+            "name part {}",
+            regex_error(
+                LABEL_KEY_ERR,
+                LABEL_KEY_FMT,
+                &["MyName", "my.name", "123-abc"]
+            )
+        ));
     }
     errs
 }
@@ -108,7 +133,11 @@ pub fn label_value(value: &str) -> Vec<String> {
         errs.push(max_len_error(63));
     }
     if !value.is_empty() && !matches_label_key_name(value) {
-        errs.push(regex_error(LABEL_VALUE_ERR, LABEL_VALUE_FMT, &["MyValue", "my_value", "12345"]));
+        errs.push(regex_error(
+            LABEL_VALUE_ERR,
+            LABEL_VALUE_FMT,
+            &["MyValue", "my_value", "12345"],
+        ));
     }
     errs
 }
@@ -159,7 +188,10 @@ impl fmt::Display for SelectorError {
 impl LabelSelector {
     /// Parses the `labels.Parse` syntax.
     pub fn parse(input: &str) -> Result<LabelSelector, SelectorError> {
-        let mut p = SelParser { s: input.as_bytes(), i: 0 };
+        let mut p = SelParser {
+            s: input.as_bytes(),
+            i: 0,
+        };
         let mut reqs = Vec::new();
         p.ws();
         if p.i == p.s.len() {
@@ -174,7 +206,9 @@ impl LabelSelector {
                 Some(b',') => {
                     p.i += 1;
                 }
-                Some(_) => return Err(p.err("found unexpected text; expected ',' between requirements")),
+                Some(_) => {
+                    return Err(p.err("found unexpected text; expected ',' between requirements"));
+                }
             }
         }
         Ok(LabelSelector { requirements: reqs })
@@ -334,7 +368,9 @@ impl SelParser<'_> {
                     _ => {
                         return Err(SelectorError {
                             position: at,
-                            message: format!("unknown operator {word:?}; expected =, ==, !=, in or notin"),
+                            message: format!(
+                                "unknown operator {word:?}; expected =, ==, !=, in or notin"
+                            ),
                         });
                     }
                 };
@@ -362,7 +398,8 @@ impl SelParser<'_> {
                     }
                 }
                 if values.is_empty() {
-                    return Err(self.err("for 'in' and 'notin' operators, the value list must be non-empty"));
+                    return Err(self
+                        .err("for 'in' and 'notin' operators, the value list must be non-empty"));
                 }
                 Ok(Requirement { key, op, values })
             }
@@ -384,7 +421,10 @@ pub fn nearest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) ->
             best = Some((c, d));
         }
         // A prefix/suffix slip like `toleration` for `tolerations`.
-        if best.is_none() && (c.starts_with(&lw) || lw.starts_with(c)) && c.len().abs_diff(word.len()) <= 2 {
+        if best.is_none()
+            && (c.starts_with(&lw) || lw.starts_with(c))
+            && c.len().abs_diff(word.len()) <= 2
+        {
             best = Some((c, 2));
         }
     }
@@ -428,16 +468,23 @@ mod tests {
         assert!(label_value("").is_empty());
         assert!(label_value("experiment").is_empty());
         assert!(label_value(&"x".repeat(63)).is_empty());
-        assert_eq!(label_value(&"x".repeat(64)), vec!["must be no more than 63 bytes".to_string()]);
+        assert_eq!(
+            label_value(&"x".repeat(64)),
+            vec!["must be no more than 63 bytes".to_string()]
+        );
         assert!(!label_value("a b").is_empty());
     }
 
     #[test]
     fn selectors_parse_like_kubectl() {
-        let s = LabelSelector::parse("accelerator=a100, zone in (a,b),!spot,tier!=free,pool").unwrap();
+        let s =
+            LabelSelector::parse("accelerator=a100, zone in (a,b),!spot,tier!=free,pool").unwrap();
         assert_eq!(s.requirements.len(), 5);
         assert_eq!(s.requirements[1].op, SelOp::In);
-        assert_eq!(s.to_query(), "accelerator=a100,zone in (a,b),!spot,tier!=free,pool");
+        assert_eq!(
+            s.to_query(),
+            "accelerator=a100,zone in (a,b),!spot,tier!=free,pool"
+        );
         assert!(LabelSelector::parse("a in ()").is_err());
         assert!(LabelSelector::parse("a=b c").is_err());
         assert!(LabelSelector::parse("a==b").is_ok());
@@ -445,8 +492,14 @@ mod tests {
 
     #[test]
     fn nearest_word() {
-        assert_eq!(nearest("toleration", ["tolerations", "nodeSelector"]), Some("tolerations"));
-        assert_eq!(nearest("nodeselector", ["tolerations", "nodeSelector"]), Some("nodeSelector"));
+        assert_eq!(
+            nearest("toleration", ["tolerations", "nodeSelector"]),
+            Some("tolerations")
+        );
+        assert_eq!(
+            nearest("nodeselector", ["tolerations", "nodeSelector"]),
+            Some("nodeSelector")
+        );
         assert_eq!(nearest("zzz", ["tolerations", "nodeSelector"]), None);
     }
 }

@@ -6,15 +6,15 @@
 //! `src/bin/` owns the command line.
 #![forbid(unsafe_code)]
 
-pub mod yaml;
 pub mod diag;
-pub mod k8s;
-pub mod policy;
-pub mod format;
-pub mod matching;
-pub mod rewrite;
-pub mod sched;
 pub mod diff;
 pub mod discover;
-pub mod explain;
 pub mod exit;
+pub mod explain;
+pub mod format;
+pub mod k8s;
+pub mod matching;
+pub mod policy;
+pub mod rewrite;
+pub mod sched;
+pub mod yaml;

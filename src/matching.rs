@@ -32,7 +32,11 @@ fn list(v: &[String]) -> String {
         return "none".into();
     }
     let shown: Vec<&str> = v.iter().take(8).map(String::as_str).collect();
-    let more = if v.len() > 8 { format!(", … {} more", v.len() - 8) } else { String::new() };
+    let more = if v.len() > 8 {
+        format!(", … {} more", v.len() - 8)
+    } else {
+        String::new()
+    };
     format!("{}{more}", shown.join(", "))
 }
 
@@ -59,7 +63,10 @@ fn first_miss(sel: &Selector, c: &Component, prefix: &str) -> Option<String> {
             } else {
                 format!("{what}: {}", list(values))
             };
-            return Some(format!("{prefix}.{key} {} matches none ({detail})", globs(g)));
+            return Some(format!(
+                "{prefix}.{key} {} matches none ({detail})",
+                globs(g)
+            ));
         }
     }
     None

@@ -59,7 +59,9 @@ impl FileOutcome {
 
     /// Whether the file holds any pipeline or workload.
     pub fn is_pipeline(&self) -> bool {
-        self.docs.iter().any(|d| d.skipped_because.is_none() && d.format != "KFP v2 platform spec")
+        self.docs
+            .iter()
+            .any(|d| d.skipped_because.is_none() && d.format != "KFP v2 platform spec")
     }
 
     /// How many components each rule selected.
@@ -86,7 +88,10 @@ pub struct Input {
 
 /// Processes many files in parallel; results are in input order.
 pub fn process_all(inputs: &[Input], policy: &Policy) -> Vec<Result<FileOutcome, Vec<Diagnostic>>> {
-    inputs.par_iter().map(|i| process(&i.file, &i.bytes, policy)).collect()
+    inputs
+        .par_iter()
+        .map(|i| process(&i.file, &i.bytes, policy))
+        .collect()
 }
 
 fn diag_at(tree: &Tree, file: &str, offset: usize, path: &str, message: String) -> Diagnostic {
@@ -128,7 +133,13 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
     })?;
     let docs = format::detect(&tree).map_err(|(node, msg)| {
         let n = tree.node(node);
-        vec![diag_at(&tree, file, n.start as usize, &tree.path(node), msg)]
+        vec![diag_at(
+            &tree,
+            file,
+            n.start as usize,
+            &tree.path(node),
+            msg,
+        )]
     })?;
 
     let mut errors: Vec<Diagnostic> = Vec::new();
@@ -182,7 +193,11 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
                 for n in notes {
                     let msg = format!("{file}: {}: {}", comp.label, n.message);
                     if n.error {
-                        errors.push(policy.rule_diag(rule, n.field, format!("rule {:?} {msg}", rule.name)));
+                        errors.push(policy.rule_diag(
+                            rule,
+                            n.field,
+                            format!("rule {:?} {msg}", rule.name),
+                        ));
                     } else {
                         let w = format!("rule {:?}: {}", rule.name, n.message);
                         comp_warnings.push(w.clone());
@@ -227,7 +242,10 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
                     file,
                     tree.node(*node).start as usize,
                     &tree.path(*node),
-                    format!("{msg} (rules {} select components of this workflow); nothing was written", rules.join(", ")),
+                    format!(
+                        "{msg} (rules {} select components of this workflow); nothing was written",
+                        rules.join(", ")
+                    ),
                 ));
             }
         }
@@ -235,9 +253,16 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
         if let Doc::KfpV2(p) = doc {
             for (label, tasks) in p.executor_tasks.iter().filter(|(_, t)| t.len() > 1) {
                 for (ri, rule) in policy.rules.iter().enumerate() {
-                    let sel: Vec<&usize> = tasks.iter().filter(|&&t| verdict_table[t][ri].selected()).collect();
+                    let sel: Vec<&usize> = tasks
+                        .iter()
+                        .filter(|&&t| verdict_table[t][ri].selected())
+                        .collect();
                     if !sel.is_empty() && sel.len() < tasks.len() {
-                        let other = tasks.iter().find(|t| !sel.contains(t)).copied().unwrap_or(0);
+                        let other = tasks
+                            .iter()
+                            .find(|t| !sel.contains(t))
+                            .copied()
+                            .unwrap_or(0);
                         errors.push(policy.rule_diag(
                             rule,
                             "match",
@@ -258,7 +283,13 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
         editor.set_flavor(flavor);
         for edit in format::write(&tree, doc, flavor, &changes) {
             if let Err(e) = editor.apply(edit) {
-                errors.push(diag_at(&tree, file, e.offset, &e.path, format!("{}; nothing was written", e.message)));
+                errors.push(diag_at(
+                    &tree,
+                    file,
+                    e.offset,
+                    &e.path,
+                    format!("{}; nothing was written", e.message),
+                ));
             }
         }
     }
@@ -269,7 +300,9 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
     let output = if editor.is_empty() {
         None
     } else {
-        let out = editor.finish().map_err(|e| vec![diag_at(&tree, file, e.offset, &e.path, e.message)])?;
+        let out = editor
+            .finish()
+            .map_err(|e| vec![diag_at(&tree, file, e.offset, &e.path, e.message)])?;
         verify(&tree, file, &out, first.unwrap_or(0))?;
         Some(out)
     };
@@ -291,8 +324,18 @@ fn verify(tree: &Tree, file: &str, out: &str, first_edit: usize) -> Result<(), V
         .filter(|(i, d)| *i > 0 && d.explicit_start && (d.start as usize) <= first_edit)
         .map(|(_, d)| d.start as usize)
         .next_back()
-        .unwrap_or(if first_edit >= tree.src().len() && tree.src().ends_with('\n') { first_edit } else { 0 });
-    let start = if out.is_char_boundary(start) { start } else { 0 };
+        .unwrap_or(
+            if first_edit >= tree.src().len() && tree.src().ends_with('\n') {
+                first_edit
+            } else {
+                0
+            },
+        );
+    let start = if out.is_char_boundary(start) {
+        start
+    } else {
+        0
+    };
     match Tree::parse(&out[start..]) {
         Ok(_) => Ok(()),
         Err(e) => Err(vec![Diagnostic::file(

@@ -7,7 +7,10 @@
 //! values). New entries are built in the shape of the file's format.
 //! Nothing here touches text.
 
-use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, PodAffinityTerm, PreferredSchedulingTerm, Toleration, WeightedPodAffinityTerm};
+use k8s_openapi::api::core::v1::{
+    NodeSelectorRequirement, NodeSelectorTerm, PodAffinityTerm, PreferredSchedulingTerm,
+    Toleration, WeightedPodAffinityTerm,
+};
 
 use crate::policy::{Rule, Strategy};
 use crate::yaml::Value;
@@ -71,6 +74,8 @@ pub struct Pref {
     pub weight: i64,
     pub term: Term,
     pub raw: Value,
+    /// When a rule added it (see [`Sched::step`]); `None` for existing entries.
+    pub added: Option<u32>,
 }
 
 /// A pod (anti-)affinity term compared by its canonical JSON.
@@ -98,6 +103,11 @@ pub struct Sched {
     pub pod_anti_affinity_preferred: Vec<Opaque>,
     pub labels: Vec<(String, Value)>,
     pub annotations: Vec<(String, Value)>,
+    /// Counts additions, so formats that keep required and preferred terms
+    /// in one list (KFP v2) can write new entries in the order rules made them.
+    pub step: u32,
+    /// When required terms were first added to a component that had none.
+    pub required_at: Option<u32>,
 }
 
 /// Which fields of a component a set of rules changed.
@@ -116,7 +126,13 @@ pub struct Changed {
 
 impl Changed {
     pub fn any(&self) -> bool {
-        self.tolerations || self.node_selector || self.required || self.preferred || self.pod_affinity || self.labels || self.annotations
+        self.tolerations
+            || self.node_selector
+            || self.required
+            || self.preferred
+            || self.pod_affinity
+            || self.labels
+            || self.annotations
     }
 
     pub fn affinity(&self) -> bool {
@@ -138,7 +154,9 @@ fn text(v: Option<&Value>) -> String {
 }
 
 fn get<'v>(v: &'v Value, camel: &str, snake: &str) -> Option<&'v Value> {
-    v.get(camel).or_else(|| v.get(snake)).filter(|x| !x.is_null())
+    v.get(camel)
+        .or_else(|| v.get(snake))
+        .filter(|x| !x.is_null())
 }
 
 /// Reads a toleration entry of a file.
@@ -162,12 +180,21 @@ pub fn tol_from_raw(raw: &Value) -> Tol {
         }
         _ => None,
     };
-    Tol { key, raw: raw.clone() }
+    Tol {
+        key,
+        raw: raw.clone(),
+    }
 }
 
 fn reqs_from(list: Option<&Value>, field: bool, out: &mut Vec<Req>) {
     for r in list.and_then(Value::as_seq).unwrap_or(&[]) {
-        let mut values: Vec<String> = r.get("values").and_then(Value::as_seq).unwrap_or(&[]).iter().filter_map(Value::scalar_text).collect();
+        let mut values: Vec<String> = r
+            .get("values")
+            .and_then(Value::as_seq)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(Value::scalar_text)
+            .collect();
         values.sort();
         values.dedup();
         out.push(Req {
@@ -182,11 +209,18 @@ fn reqs_from(list: Option<&Value>, field: bool, out: &mut Vec<Req>) {
 /// Reads a node-selector term (k8s `NodeSelectorTerm`, or a KFP v2 `NodeAffinityTerm`).
 pub fn term_from_raw(raw: &Value) -> Term {
     let mut reqs = Vec::new();
-    reqs_from(get(raw, "matchExpressions", "match_expressions"), false, &mut reqs);
+    reqs_from(
+        get(raw, "matchExpressions", "match_expressions"),
+        false,
+        &mut reqs,
+    );
     reqs_from(get(raw, "matchFields", "match_fields"), true, &mut reqs);
     reqs.sort();
     reqs.dedup();
-    Term { reqs, raw: raw.clone() }
+    Term {
+        reqs,
+        raw: raw.clone(),
+    }
 }
 
 /// Reads a k8s preferred term (`{weight, preference}`).
@@ -197,8 +231,16 @@ pub fn pref_from_k8s(raw: &Value) -> Pref {
         Some(Value::Str(s)) => s.parse().unwrap_or(0),
         _ => 0,
     };
-    let term = raw.get("preference").map(term_from_raw).unwrap_or(Term { reqs: vec![], raw: Value::Map(vec![]) });
-    Pref { weight, term, raw: raw.clone() }
+    let term = raw.get("preference").map(term_from_raw).unwrap_or(Term {
+        reqs: vec![],
+        raw: Value::Map(vec![]),
+    });
+    Pref {
+        weight,
+        term,
+        raw: raw.clone(),
+        added: None,
+    }
 }
 
 /// Reads a KFP v2 preferred term (a `NodeAffinityTerm` with `weight`).
@@ -213,6 +255,7 @@ pub fn pref_from_v2(raw: &Value) -> Pref {
         weight,
         term: term_from_raw(raw),
         raw: raw.clone(),
+        added: None,
     }
 }
 
@@ -223,7 +266,11 @@ pub fn canonical(v: &Value) -> String {
             Value::Map(m) => {
                 let mut keys: Vec<&(String, Value)> = m.iter().collect();
                 keys.sort_by(|a, b| a.0.cmp(&b.0));
-                serde_json::Value::Object(keys.into_iter().map(|(k, v)| (k.clone(), sort(v))).collect())
+                serde_json::Value::Object(
+                    keys.into_iter()
+                        .map(|(k, v)| (k.clone(), sort(v)))
+                        .collect(),
+                )
             }
             Value::Seq(s) => serde_json::Value::Array(s.iter().map(sort).collect()),
             other => other.to_json(),
@@ -233,7 +280,10 @@ pub fn canonical(v: &Value) -> String {
 }
 
 pub fn opaque(raw: &Value) -> Opaque {
-    Opaque { key: canonical(raw), raw: raw.clone() }
+    Opaque {
+        key: canonical(raw),
+        raw: raw.clone(),
+    }
 }
 
 // ----- building new entries from the policy ---------------------------------------
@@ -242,7 +292,11 @@ pub fn opaque(raw: &Value) -> Opaque {
 pub fn sorted_value(j: &serde_json::Value) -> Value {
     match j {
         serde_json::Value::Object(o) => {
-            let mut entries: Vec<(String, Value)> = o.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), sorted_value(v))).collect();
+            let mut entries: Vec<(String, Value)> = o
+                .iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), sorted_value(v)))
+                .collect();
             entries.sort_by(|a, b| a.0.cmp(&b.0));
             Value::Map(entries)
         }
@@ -283,9 +337,15 @@ pub fn tol_value(t: &Toleration, shape: Shape) -> Value {
 }
 
 fn req_value(r: &NodeSelectorRequirement) -> Value {
-    let mut m = vec![("key".to_string(), Value::str(&r.key)), ("operator".to_string(), Value::str(&r.operator))];
+    let mut m = vec![
+        ("key".to_string(), Value::str(&r.key)),
+        ("operator".to_string(), Value::str(&r.operator)),
+    ];
     if let Some(vs) = r.values.as_ref().filter(|v| !v.is_empty()) {
-        m.push(("values".into(), Value::Seq(vs.iter().map(Value::str).collect())));
+        m.push((
+            "values".into(),
+            Value::Seq(vs.iter().map(Value::str).collect()),
+        ));
     }
     Value::Map(m)
 }
@@ -307,23 +367,35 @@ pub fn term_value(t: &NodeSelectorTerm) -> Term {
     let mut m = Vec::new();
     let mut reqs = Vec::new();
     if let Some(e) = t.match_expressions.as_ref().filter(|e| !e.is_empty()) {
-        m.push(("matchExpressions".to_string(), Value::Seq(e.iter().map(req_value).collect())));
+        m.push((
+            "matchExpressions".to_string(),
+            Value::Seq(e.iter().map(req_value).collect()),
+        ));
         reqs.extend(e.iter().map(|r| req_of(r, false)));
     }
     if let Some(f) = t.match_fields.as_ref().filter(|f| !f.is_empty()) {
-        m.push(("matchFields".to_string(), Value::Seq(f.iter().map(req_value).collect())));
+        m.push((
+            "matchFields".to_string(),
+            Value::Seq(f.iter().map(req_value).collect()),
+        ));
         reqs.extend(f.iter().map(|r| req_of(r, true)));
     }
     reqs.sort();
     reqs.dedup();
-    Term { reqs, raw: Value::Map(m) }
+    Term {
+        reqs,
+        raw: Value::Map(m),
+    }
 }
 
 /// A policy preferred term in a file's shape.
 pub fn pref_value(p: &PreferredSchedulingTerm, shape: Shape) -> Pref {
     let term = term_value(&p.preference);
     let raw = match shape {
-        Shape::K8s => Value::Map(vec![("preference".into(), term.raw.clone()), ("weight".into(), Value::Int(p.weight.into()))]),
+        Shape::K8s => Value::Map(vec![
+            ("preference".into(), term.raw.clone()),
+            ("weight".into(), Value::Int(p.weight.into())),
+        ]),
         Shape::KfpV2 => {
             let mut r = term.raw.clone();
             r.set("weight", Value::Float(p.weight.into()));
@@ -334,6 +406,7 @@ pub fn pref_value(p: &PreferredSchedulingTerm, shape: Shape) -> Pref {
         weight: p.weight.into(),
         term,
         raw,
+        added: None,
     }
 }
 
@@ -341,7 +414,10 @@ pub fn pref_value(p: &PreferredSchedulingTerm, shape: Shape) -> Pref {
 /// `p`'s missing ones, appended in `e`'s own spelling of the keys.
 fn and_term(e: &Term, p: &Term) -> Term {
     let mut raw = e.raw.clone();
-    for (field, camel, snake) in [(false, "matchExpressions", "match_expressions"), (true, "matchFields", "match_fields")] {
+    for (field, camel, snake) in [
+        (false, "matchExpressions", "match_expressions"),
+        (true, "matchFields", "match_fields"),
+    ] {
         let missing: Vec<Value> = p
             .raw
             .get(camel)
@@ -358,7 +434,11 @@ fn and_term(e: &Term, p: &Term) -> Term {
         if missing.is_empty() {
             continue;
         }
-        let key = if raw.get(snake).is_some() && raw.get(camel).is_none() { snake } else { camel };
+        let key = if raw.get(snake).is_some() && raw.get(camel).is_none() {
+            snake
+        } else {
+            camel
+        };
         match raw.get(key) {
             Some(Value::Seq(existing)) => {
                 let mut list = existing.clone();
@@ -368,7 +448,10 @@ fn and_term(e: &Term, p: &Term) -> Term {
             _ => {
                 // Keep matchExpressions ahead of matchFields, as the API's field order.
                 if let (Value::Map(m), false) = (&mut raw, field) {
-                    let pos = m.iter().position(|(k, _)| k == "matchFields" || k == "match_fields").unwrap_or(m.len());
+                    let pos = m
+                        .iter()
+                        .position(|(k, _)| k == "matchFields" || k == "match_fields")
+                        .unwrap_or(m.len());
                     m.retain(|(k, _)| k != key);
                     m.insert(pos.min(m.len()), (key.to_string(), Value::Seq(missing)));
                 } else {
@@ -389,7 +472,10 @@ pub fn and_terms(existing: &[Term], policy: &[Term]) -> Vec<Term> {
     if existing.is_empty() {
         return absorb(policy.to_vec());
     }
-    if existing.iter().all(|e| policy.iter().any(|p| e.contains_all(p))) {
+    if existing
+        .iter()
+        .all(|e| policy.iter().any(|p| e.contains_all(p)))
+    {
         return existing.to_vec();
     }
     let mut combos = Vec::new();
@@ -412,9 +498,19 @@ fn absorb(terms: Vec<Term>) -> Vec<Term> {
     let keep: Vec<bool> = unique
         .iter()
         .enumerate()
-        .map(|(i, t)| !unique.iter().enumerate().any(|(j, o)| j != i && t.contains_all(o) && !o.same_set(t)))
+        .map(|(i, t)| {
+            !unique
+                .iter()
+                .enumerate()
+                .any(|(j, o)| j != i && t.contains_all(o) && !o.same_set(t))
+        })
         .collect();
-    unique.into_iter().zip(keep).filter(|(_, k)| *k).map(|(t, _)| t).collect()
+    unique
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(t, _)| t)
+        .collect()
 }
 
 fn pod_term_value(t: &PodAffinityTerm) -> Value {
@@ -425,7 +521,14 @@ fn weighted_pod_term_value(t: &WeightedPodAffinityTerm) -> Value {
     sorted_value(&ser(t))
 }
 
-fn set_entry(list: &mut Vec<(String, Value)>, key: &str, value: &str, field: &'static str, what: &str, notes: &mut Vec<Note>) -> bool {
+fn set_entry(
+    list: &mut Vec<(String, Value)>,
+    key: &str,
+    value: &str,
+    field: &'static str,
+    what: &str,
+    notes: &mut Vec<Note>,
+) -> bool {
     if let Some(slot) = list.iter_mut().find(|(k, _)| k == key) {
         let old = slot.1.scalar_text().unwrap_or_default();
         if old == value && matches!(slot.1, Value::Str(_)) {
@@ -485,7 +588,11 @@ impl Sched {
         } else {
             for t in &rule.tolerations {
                 let tol = tol_from_raw(&tol_value(t, shape));
-                if !self.tolerations.iter().any(|e| e.key.is_some() && e.key == tol.key) {
+                if !self
+                    .tolerations
+                    .iter()
+                    .any(|e| e.key.is_some() && e.key == tol.key)
+                {
                     self.tolerations.push(tol);
                     c.tolerations = true;
                 }
@@ -494,7 +601,11 @@ impl Sched {
 
         // nodeSelector
         if replace && rule.names_node_selector {
-            let new: Vec<(String, Value)> = rule.node_selector.iter().map(|(k, v)| (k.clone(), Value::str(v))).collect();
+            let new: Vec<(String, Value)> = rule
+                .node_selector
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::str(v)))
+                .collect();
             if self.node_selector_json.is_some() || !same_pairs(&self.node_selector, &new) {
                 self.node_selector = new;
                 self.node_selector_json = None;
@@ -509,7 +620,14 @@ impl Sched {
                 });
             } else {
                 for (k, v) in &rule.node_selector {
-                    c.node_selector |= set_entry(&mut self.node_selector, k, v, "nodeSelector", "nodeSelector", &mut notes);
+                    c.node_selector |= set_entry(
+                        &mut self.node_selector,
+                        k,
+                        v,
+                        "nodeSelector",
+                        "nodeSelector",
+                        &mut notes,
+                    );
                 }
             }
         }
@@ -521,7 +639,19 @@ impl Sched {
                 let terms: Vec<Term> = step.iter().map(term_value).collect();
                 required = and_terms(&required, &terms);
             }
-            let preferred: Vec<Pref> = rule.preferred.iter().map(|p| pref_value(p, shape)).collect();
+            self.step += 1;
+            self.required_at = (!required.is_empty()).then_some(self.step);
+            let preferred: Vec<Pref> = rule
+                .preferred
+                .iter()
+                .map(|p| {
+                    self.step += 1;
+                    Pref {
+                        added: Some(self.step),
+                        ..pref_value(p, shape)
+                    }
+                })
+                .collect();
             if !same_terms(&self.required, &required) || !self.affinity_json.is_empty() {
                 c.required = true;
             }
@@ -532,10 +662,34 @@ impl Sched {
             self.preferred = preferred;
             self.affinity_json.clear();
             let lists = [
-                (&mut self.pod_affinity_required, rule.pod_affinity_required.iter().map(pod_term_value).collect::<Vec<_>>()),
-                (&mut self.pod_affinity_preferred, rule.pod_affinity_preferred.iter().map(weighted_pod_term_value).collect()),
-                (&mut self.pod_anti_affinity_required, rule.pod_anti_affinity_required.iter().map(pod_term_value).collect()),
-                (&mut self.pod_anti_affinity_preferred, rule.pod_anti_affinity_preferred.iter().map(weighted_pod_term_value).collect()),
+                (
+                    &mut self.pod_affinity_required,
+                    rule.pod_affinity_required
+                        .iter()
+                        .map(pod_term_value)
+                        .collect::<Vec<_>>(),
+                ),
+                (
+                    &mut self.pod_affinity_preferred,
+                    rule.pod_affinity_preferred
+                        .iter()
+                        .map(weighted_pod_term_value)
+                        .collect(),
+                ),
+                (
+                    &mut self.pod_anti_affinity_required,
+                    rule.pod_anti_affinity_required
+                        .iter()
+                        .map(pod_term_value)
+                        .collect(),
+                ),
+                (
+                    &mut self.pod_anti_affinity_preferred,
+                    rule.pod_anti_affinity_preferred
+                        .iter()
+                        .map(weighted_pod_term_value)
+                        .collect(),
+                ),
             ];
             for (list, new) in lists {
                 let new: Vec<Opaque> = new.iter().map(opaque).collect();
@@ -559,8 +713,15 @@ impl Sched {
                     for step in &rule.required {
                         let terms: Vec<Term> = step.iter().map(term_value).collect();
                         let next = and_terms(&self.required, &terms);
-                        if !same_terms(&self.required, &next) || self.required.len() != next.len() {
+                        if !same_terms(&self.required, &next) {
                             c.required = true;
+                        }
+                        if self.required.is_empty()
+                            && !next.is_empty()
+                            && self.required_at.is_none()
+                        {
+                            self.step += 1;
+                            self.required_at = Some(self.step);
                         }
                         self.required = next;
                     }
@@ -568,16 +729,48 @@ impl Sched {
             }
             for p in &rule.preferred {
                 let pv = pref_value(p, shape);
-                if !self.preferred.iter().any(|e| e.weight == pv.weight && e.term.same_set(&pv.term)) {
-                    self.preferred.push(pv);
+                if !self
+                    .preferred
+                    .iter()
+                    .any(|e| e.weight == pv.weight && e.term.same_set(&pv.term))
+                {
+                    self.step += 1;
+                    self.preferred.push(Pref {
+                        added: Some(self.step),
+                        ..pv
+                    });
                     c.preferred = true;
                 }
             }
             let lists = [
-                (&mut self.pod_affinity_required, rule.pod_affinity_required.iter().map(pod_term_value).collect::<Vec<_>>()),
-                (&mut self.pod_affinity_preferred, rule.pod_affinity_preferred.iter().map(weighted_pod_term_value).collect()),
-                (&mut self.pod_anti_affinity_required, rule.pod_anti_affinity_required.iter().map(pod_term_value).collect()),
-                (&mut self.pod_anti_affinity_preferred, rule.pod_anti_affinity_preferred.iter().map(weighted_pod_term_value).collect()),
+                (
+                    &mut self.pod_affinity_required,
+                    rule.pod_affinity_required
+                        .iter()
+                        .map(pod_term_value)
+                        .collect::<Vec<_>>(),
+                ),
+                (
+                    &mut self.pod_affinity_preferred,
+                    rule.pod_affinity_preferred
+                        .iter()
+                        .map(weighted_pod_term_value)
+                        .collect(),
+                ),
+                (
+                    &mut self.pod_anti_affinity_required,
+                    rule.pod_anti_affinity_required
+                        .iter()
+                        .map(pod_term_value)
+                        .collect(),
+                ),
+                (
+                    &mut self.pod_anti_affinity_preferred,
+                    rule.pod_anti_affinity_preferred
+                        .iter()
+                        .map(weighted_pod_term_value)
+                        .collect(),
+                ),
             ];
             for (list, new) in lists {
                 for n in new {
@@ -594,7 +787,14 @@ impl Sched {
             c.labels |= set_entry(&mut self.labels, k, v, "podLabels", "pod label", &mut notes);
         }
         for (k, v) in &rule.pod_annotations {
-            c.annotations |= set_entry(&mut self.annotations, k, v, "podAnnotations", "pod annotation", &mut notes);
+            c.annotations |= set_entry(
+                &mut self.annotations,
+                k,
+                v,
+                "podAnnotations",
+                "pod annotation",
+                &mut notes,
+            );
         }
         (c, notes)
     }
@@ -603,12 +803,22 @@ impl Sched {
     pub fn to_json(&self) -> serde_json::Value {
         let mut m = serde_json::Map::new();
         if !self.tolerations.is_empty() {
-            m.insert("tolerations".into(), serde_json::Value::Array(self.tolerations.iter().map(|t| t.raw.to_json()).collect()));
+            m.insert(
+                "tolerations".into(),
+                serde_json::Value::Array(
+                    self.tolerations.iter().map(|t| t.raw.to_json()).collect(),
+                ),
+            );
         }
         if !self.node_selector.is_empty() {
             m.insert(
                 "nodeSelector".into(),
-                serde_json::Value::Object(self.node_selector.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
+                serde_json::Value::Object(
+                    self.node_selector
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.to_json()))
+                        .collect(),
+                ),
             );
         }
         if let Some(j) = &self.node_selector_json {
@@ -628,22 +838,39 @@ impl Sched {
             );
         }
         if !self.affinity_json.is_empty() {
-            na.insert("nodeAffinityJson".into(), serde_json::Value::Array(self.affinity_json.iter().map(Value::to_json).collect()));
+            na.insert(
+                "nodeAffinityJson".into(),
+                serde_json::Value::Array(self.affinity_json.iter().map(Value::to_json).collect()),
+            );
         }
         let mut aff = serde_json::Map::new();
         if !na.is_empty() {
             aff.insert("nodeAffinity".into(), serde_json::Value::Object(na));
         }
         for (name, req, pref) in [
-            ("podAffinity", &self.pod_affinity_required, &self.pod_affinity_preferred),
-            ("podAntiAffinity", &self.pod_anti_affinity_required, &self.pod_anti_affinity_preferred),
+            (
+                "podAffinity",
+                &self.pod_affinity_required,
+                &self.pod_affinity_preferred,
+            ),
+            (
+                "podAntiAffinity",
+                &self.pod_anti_affinity_required,
+                &self.pod_anti_affinity_preferred,
+            ),
         ] {
             let mut pm = serde_json::Map::new();
             if !req.is_empty() {
-                pm.insert("requiredDuringSchedulingIgnoredDuringExecution".into(), serde_json::Value::Array(req.iter().map(|o| o.raw.to_json()).collect()));
+                pm.insert(
+                    "requiredDuringSchedulingIgnoredDuringExecution".into(),
+                    serde_json::Value::Array(req.iter().map(|o| o.raw.to_json()).collect()),
+                );
             }
             if !pref.is_empty() {
-                pm.insert("preferredDuringSchedulingIgnoredDuringExecution".into(), serde_json::Value::Array(pref.iter().map(|o| o.raw.to_json()).collect()));
+                pm.insert(
+                    "preferredDuringSchedulingIgnoredDuringExecution".into(),
+                    serde_json::Value::Array(pref.iter().map(|o| o.raw.to_json()).collect()),
+                );
             }
             if !pm.is_empty() {
                 aff.insert(name.into(), serde_json::Value::Object(pm));
@@ -653,12 +880,25 @@ impl Sched {
             m.insert("affinity".into(), serde_json::Value::Object(aff));
         }
         if !self.labels.is_empty() {
-            m.insert("podLabels".into(), serde_json::Value::Object(self.labels.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()));
+            m.insert(
+                "podLabels".into(),
+                serde_json::Value::Object(
+                    self.labels
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.to_json()))
+                        .collect(),
+                ),
+            );
         }
         if !self.annotations.is_empty() {
             m.insert(
                 "podAnnotations".into(),
-                serde_json::Value::Object(self.annotations.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
+                serde_json::Value::Object(
+                    self.annotations
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.to_json()))
+                        .collect(),
+                ),
             );
         }
         serde_json::Value::Object(m)
@@ -666,11 +906,18 @@ impl Sched {
 }
 
 fn same_tols(a: &[Tol], b: &[Tol]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.key.is_some() && x.key == y.key)
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.key.is_some() && x.key == y.key)
 }
 
 fn same_pairs(a: &[(String, Value)], b: &[(String, Value)]) -> bool {
-    a.len() == b.len() && a.iter().all(|(k, v)| b.iter().any(|(k2, v2)| k == k2 && v.scalar_text() == v2.scalar_text()))
+    a.len() == b.len()
+        && a.iter().all(|(k, v)| {
+            b.iter()
+                .any(|(k2, v2)| k == k2 && v.scalar_text() == v2.scalar_text())
+        })
 }
 
 fn same_terms(a: &[Term], b: &[Term]) -> bool {
@@ -678,7 +925,10 @@ fn same_terms(a: &[Term], b: &[Term]) -> bool {
 }
 
 fn same_prefs(a: &[Pref], b: &[Pref]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.weight == y.weight && x.term.same_set(&y.term))
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.weight == y.weight && x.term.same_set(&y.term))
 }
 
 #[cfg(test)]
@@ -710,7 +960,14 @@ mod tests {
         assert_eq!(out.len(), 4);
         assert_eq!(out[0].reqs.len(), 2);
         // E-major order: (a∧c), (a∧d), (b∧c), (b∧d)
-        assert_eq!(out[1].reqs.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), vec!["a", "d"]);
+        assert_eq!(
+            out[1]
+                .reqs
+                .iter()
+                .map(|r| r.key.as_str())
+                .collect::<Vec<_>>(),
+            vec!["a", "d"]
+        );
         // idempotent
         let again = and_terms(&out, &[p1.clone(), p2.clone()]);
         assert_eq!(again.len(), 4);
@@ -727,8 +984,15 @@ mod tests {
 
     #[test]
     fn toleration_seconds_compare_as_integers() {
-        let a = tol_from_raw(&Value::Map(vec![("tolerationSeconds".into(), Value::str("3600")), ("key".into(), Value::str("k"))]));
-        let b = tol_from_raw(&Value::Map(vec![("key".into(), Value::str("k")), ("operator".into(), Value::str("Equal")), ("tolerationSeconds".into(), Value::Int(3600))]));
+        let a = tol_from_raw(&Value::Map(vec![
+            ("tolerationSeconds".into(), Value::str("3600")),
+            ("key".into(), Value::str("k")),
+        ]));
+        let b = tol_from_raw(&Value::Map(vec![
+            ("key".into(), Value::str("k")),
+            ("operator".into(), Value::str("Equal")),
+            ("tolerationSeconds".into(), Value::Int(3600)),
+        ]));
         assert_eq!(a.key, b.key);
     }
 }

@@ -15,7 +15,12 @@ use crate::yaml::edit::{Edit, Flavor, Placement};
 use crate::yaml::tree::{Kind, NodeId, Tree};
 use crate::yaml::value::{Value, node_value};
 
-pub const KINDS: &[&str] = &["Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"];
+pub const KINDS: &[&str] = &[
+    "Workflow",
+    "WorkflowTemplate",
+    "ClusterWorkflowTemplate",
+    "CronWorkflow",
+];
 
 const POD_TYPES: &[&str] = &["container", "script", "resource", "containerSet", "data"];
 const SCHEDULING: &[&str] = &["tolerations", "nodeSelector", "affinity"];
@@ -44,19 +49,6 @@ pub const KFP_V1_TEMPLATE_ORDER: &[&str] = &[
     "podSpecPatch",
 ];
 
-/// Labels and annotations kfp 1.8 adds after the user's own.
-const KFP_V1_LABELS: &[&str] = &[
-    "pipelines.kubeflow.org/kfp_sdk_version",
-    "pipelines.kubeflow.org/pipeline-sdk-type",
-    "pipelines.kubeflow.org/enable_caching",
-];
-const KFP_V1_ANNOTATIONS: &[&str] = &[
-    "pipelines.kubeflow.org/component_spec",
-    "pipelines.kubeflow.org/component_ref",
-    "pipelines.kubeflow.org/arguments.parameters",
-    "pipelines.kubeflow.org/max_cache_staleness",
-];
-
 const REQUIRED: &str = "requiredDuringSchedulingIgnoredDuringExecution";
 const PREFERRED: &str = "preferredDuringSchedulingIgnoredDuringExecution";
 
@@ -78,16 +70,33 @@ pub struct Workflow {
 }
 
 impl Workflow {
-    pub fn parse(tree: &Tree, doc: usize, root: NodeId, kind: &str) -> Result<Workflow, (NodeId, String)> {
+    pub fn parse(
+        tree: &Tree,
+        doc: usize,
+        root: NodeId,
+        kind: &str,
+    ) -> Result<Workflow, (NodeId, String)> {
         let meta = field(tree, root, "metadata");
-        let name = meta
-            .and_then(|m| field_str(tree, m, "name").map(str::to_string).or_else(|| field_str(tree, m, "generateName").map(|g| g.trim_end_matches('-').to_string())));
-        let kfp_v1 = meta.is_some_and(|m| {
-            ["annotations", "labels"]
-                .iter()
-                .any(|k| field(tree, m, k).is_some_and(|a| tree.get_value(a, "pipelines.kubeflow.org/kfp_sdk_version").is_some()))
+        let name = meta.and_then(|m| {
+            field_str(tree, m, "name").map(str::to_string).or_else(|| {
+                field_str(tree, m, "generateName").map(|g| g.trim_end_matches('-').to_string())
+            })
         });
-        let spec = field(tree, root, "spec").and_then(|s| if kind == "CronWorkflow" { field(tree, s, "workflowSpec") } else { Some(s) });
+        let kfp_v1 = meta.is_some_and(|m| {
+            ["annotations", "labels"].iter().any(|k| {
+                field(tree, m, k).is_some_and(|a| {
+                    tree.get_value(a, "pipelines.kubeflow.org/kfp_sdk_version")
+                        .is_some()
+                })
+            })
+        });
+        let spec = field(tree, root, "spec").and_then(|s| {
+            if kind == "CronWorkflow" {
+                field(tree, s, "workflowSpec")
+            } else {
+                Some(s)
+            }
+        });
         let mut w = Workflow {
             doc,
             kind: kind.to_string(),
@@ -105,14 +114,20 @@ impl Workflow {
             if let Some(k) = SCHEDULING.iter().find(|k| field(tree, td, k).is_some()) {
                 w.refusal = Some((
                     field(tree, td, k).unwrap_or(td),
-                    format!("spec.templateDefaults sets {k}, which Argo merges into every template differently across versions; move it onto the templates (or the workflow spec) before using kfsched"),
+                    format!(
+                        "spec.templateDefaults sets {k}, which Argo merges into every template differently across versions; move it onto the templates (or the workflow spec) before using kfsched"
+                    ),
                 ));
             }
         }
-        let Some(templates) = field(tree, spec, "templates").filter(|&t| tree.kind(t) == Kind::Seq) else {
+        let Some(templates) = field(tree, spec, "templates").filter(|&t| tree.kind(t) == Kind::Seq)
+        else {
             return Ok(w);
         };
-        let list: Vec<NodeId> = tree.items(templates).filter(|&t| tree.kind(t) == Kind::Map).collect();
+        let list: Vec<NodeId> = tree
+            .items(templates)
+            .filter(|&t| tree.kind(t) == Kind::Map)
+            .collect();
         let mut by_name: HashMap<&str, NodeId> = HashMap::new();
         for &t in &list {
             if let Some(n) = field_str(tree, t, "name") {
@@ -124,7 +139,14 @@ impl Workflow {
                     let tn = field_str(tree, t, "name").unwrap_or("?");
                     w.refusal = Some((
                         field(tree, t, k).unwrap_or(t),
-                        format!("the {} template {tn:?} sets {k}, which Argo applies to its child pods only from v3.6 on; move it onto the pod templates before using kfsched", if field(tree, t, "dag").is_some() { "DAG" } else { "steps" }),
+                        format!(
+                            "the {} template {tn:?} sets {k}, which Argo applies to its child pods only from v3.6 on; move it onto the pod templates before using kfsched",
+                            if field(tree, t, "dag").is_some() {
+                                "DAG"
+                            } else {
+                                "steps"
+                            }
+                        ),
                     ));
                 }
             }
@@ -132,9 +154,12 @@ impl Workflow {
         // Who calls each template, and by which paths from the entrypoint.
         let mut called: HashMap<String, Vec<String>> = HashMap::new();
         if let Some(entry) = field_str(tree, spec, "entrypoint") {
-            let mut stack: Vec<(String, String, Vec<String>)> = vec![(entry.to_string(), String::new(), vec![])];
+            let mut stack: Vec<(String, String, Vec<String>)> =
+                vec![(entry.to_string(), String::new(), vec![])];
             while let Some((tname, prefix, chain)) = stack.pop() {
-                let Some(&t) = by_name.get(tname.as_str()) else { continue };
+                let Some(&t) = by_name.get(tname.as_str()) else {
+                    continue;
+                };
                 let mut calls: Vec<NodeId> = Vec::new();
                 if let Some(tasks) = field(tree, t, "dag").and_then(|d| field(tree, d, "tasks")) {
                     calls.extend(tree.items(tasks));
@@ -150,7 +175,10 @@ impl Workflow {
                 }
                 let mut next = Vec::new();
                 for call in calls {
-                    let (Some(cname), Some(target)) = (field_str(tree, call, "name"), field_str(tree, call, "template")) else {
+                    let (Some(cname), Some(target)) = (
+                        field_str(tree, call, "name"),
+                        field_str(tree, call, "template"),
+                    ) else {
                         continue;
                     };
                     let path = format!("{prefix}{cname}");
@@ -176,11 +204,15 @@ impl Workflow {
             for n in called.get(&tname).into_iter().flatten() {
                 push_unique(&mut names, n);
             }
-            if let Some(ann) = field(tree, t, "metadata").and_then(|m| field(tree, m, "annotations")) {
+            if let Some(ann) =
+                field(tree, t, "metadata").and_then(|m| field(tree, m, "annotations"))
+            {
                 if let Some(d) = field_str(tree, ann, "pipelines.kubeflow.org/task_display_name") {
                     push_unique(&mut names, d);
                 }
-                if let Some(spec_json) = field_str(tree, ann, "pipelines.kubeflow.org/component_spec") {
+                if let Some(spec_json) =
+                    field_str(tree, ann, "pipelines.kubeflow.org/component_spec")
+                {
                     if let Ok(j) = serde_json::from_str::<serde_json::Value>(spec_json) {
                         if let Some(n) = j.get("name").and_then(|n| n.as_str()) {
                             push_unique(&mut names, n);
@@ -194,7 +226,9 @@ impl Workflow {
                     images.push(img.to_string());
                 }
             }
-            if let Some(cs) = field(tree, t, "containerSet").and_then(|c| field(tree, c, "containers")) {
+            if let Some(cs) =
+                field(tree, t, "containerSet").and_then(|c| field(tree, c, "containers"))
+            {
                 for c in tree.items(cs) {
                     if let Some(img) = field_str(tree, c, "image") {
                         images.push(img.to_string());
@@ -207,7 +241,10 @@ impl Workflow {
                 names,
                 images,
                 label: format!("template {tname:?} ({kind_key})"),
-                place: Place::Argo { template: t, workflow: doc },
+                place: Place::Argo {
+                    template: t,
+                    workflow: doc,
+                },
             });
         }
         Ok(w)
@@ -217,16 +254,28 @@ impl Workflow {
     pub fn read(&self, tree: &Tree, template: NodeId) -> Sched {
         let mut s = Sched::default();
         let own = |k: &str| field(tree, template, k).map(|n| node_value(tree, n));
-        let wf = |k: &str| self.spec.and_then(|sp| field(tree, sp, k)).map(|n| node_value(tree, n));
-        let tolerations = own("tolerations").filter(|v| !v.is_empty_or_null()).or_else(|| wf("tolerations"));
+        let wf = |k: &str| {
+            self.spec
+                .and_then(|sp| field(tree, sp, k))
+                .map(|n| node_value(tree, n))
+        };
+        let tolerations = own("tolerations")
+            .filter(|v| !v.is_empty_or_null())
+            .or_else(|| wf("tolerations"));
         if let Some(Value::Seq(items)) = tolerations {
             s.tolerations = items.iter().map(tol_from_raw).collect();
         }
-        let ns = own("nodeSelector").filter(|v| !v.is_empty_or_null()).or_else(|| wf("nodeSelector"));
+        let ns = own("nodeSelector")
+            .filter(|v| !v.is_empty_or_null())
+            .or_else(|| wf("nodeSelector"));
         if let Some(Value::Map(m)) = ns {
             s.node_selector = m;
         }
-        let affinity = if field(tree, template, "affinity").is_some() { own("affinity") } else { wf("affinity") };
+        let affinity = if field(tree, template, "affinity").is_some() {
+            own("affinity")
+        } else {
+            wf("affinity")
+        };
         if let Some(a) = affinity {
             read_affinity(&a, &mut s);
         }
@@ -245,15 +294,23 @@ impl Workflow {
     pub fn write(&self, tree: &Tree, flavor: Flavor, changes: &[Change]) -> Vec<Edit> {
         let mut edits = Vec::new();
         let v1 = flavor == Flavor::KfpV1;
-        let placement = if v1 { Placement::Canonical(KFP_V1_TEMPLATE_ORDER) } else { Placement::End };
+        let placement = if v1 {
+            Placement::Canonical(KFP_V1_TEMPLATE_ORDER)
+        } else {
+            Placement::End
+        };
         for ch in changes {
-            let Place::Argo { template, .. } = ch.component.place else { continue };
+            let Place::Argo { template, .. } = ch.component.place else {
+                continue;
+            };
             let c = ch.changed;
-            let set = |key: &str, desired: Value, edits: &mut Vec<Edit>| match tree.get_value(template, key) {
+            let set = |key: &str, desired: Value, edits: &mut Vec<Edit>| match tree
+                .get_value(template, key)
+            {
                 Some(node) => edits.push(Edit::Reconcile {
                     node,
                     desired,
-                    placement: Placement::End,
+                    placement: Placement::AsDesired,
                 }),
                 None => edits.push(Edit::Insert {
                     map: template,
@@ -270,7 +327,11 @@ impl Workflow {
                 set("nodeSelector", Value::Map(m), &mut edits);
             }
             if c.tolerations {
-                set("tolerations", Value::Seq(ch.after.tolerations.iter().map(|t| t.raw.clone()).collect()), &mut edits);
+                set(
+                    "tolerations",
+                    Value::Seq(ch.after.tolerations.iter().map(|t| t.raw.clone()).collect()),
+                    &mut edits,
+                );
             }
             if c.affinity() {
                 let base = if c.replaced_affinity {
@@ -278,9 +339,15 @@ impl Workflow {
                 } else if field(tree, template, "affinity").is_some() {
                     field(tree, template, "affinity").map(|n| node_value(tree, n))
                 } else {
-                    self.spec.and_then(|sp| field(tree, sp, "affinity")).map(|n| node_value(tree, n))
+                    self.spec
+                        .and_then(|sp| field(tree, sp, "affinity"))
+                        .map(|n| node_value(tree, n))
                 };
-                set("affinity", affinity_value(base, &ch.after, c), &mut edits);
+                set(
+                    "affinity",
+                    affinity_value(base, &ch.after, c, v1),
+                    &mut edits,
+                );
             }
             if c.labels || c.annotations {
                 edits.extend(metadata_edits(tree, template, ch, v1, &placement));
@@ -290,44 +357,46 @@ impl Workflow {
     }
 }
 
-/// Edits for pod labels and annotations in a template's (or pod template's) `metadata`.
-pub(crate) fn metadata_edits(tree: &Tree, holder: NodeId, ch: &Change, v1: bool, placement: &Placement) -> Vec<Edit> {
+/// Edits for pod labels and annotations in a template's (or pod template's)
+/// `metadata`. New keys go after the existing ones; a map kfsched creates
+/// has its keys sorted, except in kfp 1.8 files, where the SDK keeps the
+/// order the calls were made in (the policy's order).
+pub(crate) fn metadata_edits(
+    tree: &Tree,
+    holder: NodeId,
+    ch: &Change,
+    v1: bool,
+    placement: &Placement,
+) -> Vec<Edit> {
     let c = ch.changed;
-    let mut edits = Vec::new();
-    let parts: Vec<(&str, Vec<(String, Value)>, &[(String, Value)], &'static [&'static str])> = [
-        (c.annotations, "annotations", &ch.after.annotations, &ch.before.annotations, KFP_V1_ANNOTATIONS),
-        (c.labels, "labels", &ch.after.labels, &ch.before.labels, KFP_V1_LABELS),
-    ]
-    .into_iter()
-    .filter(|p| p.0)
-    .map(|(_, key, after, before, sdk_keys)| {
+    let mut parts: Vec<(&str, Vec<(String, Value)>)> = Vec::new();
+    for (on, key, after, before) in [
+        (
+            c.annotations,
+            "annotations",
+            &ch.after.annotations,
+            &ch.before.annotations,
+        ),
+        (c.labels, "labels", &ch.after.labels, &ch.before.labels),
+    ] {
+        if !on {
+            continue;
+        }
         let mut m = after.clone();
         if before.is_empty() && !v1 {
             m.sort_by(|a, b| a.0.cmp(&b.0));
         }
-        if v1 {
-            // kfp adds its own keys after the user's: new keys go before them.
-            let is_new = |k: &str| !before.iter().any(|(b, _)| b == k);
-            let new: Vec<(String, Value)> = m.iter().filter(|(k, _)| is_new(k)).cloned().collect();
-            let mut old: Vec<(String, Value)> = m.into_iter().filter(|(k, _)| !is_new(k)).collect();
-            let pos = old.iter().position(|(k, _)| sdk_keys.contains(&k.as_str())).unwrap_or(old.len());
-            for (i, e) in new.into_iter().enumerate() {
-                old.insert(pos + i, e);
-            }
-            m = old;
-        }
-        (key, m, before.as_slice(), if v1 { sdk_keys } else { &[][..] })
-    })
-    .collect();
+        parts.push((key, m));
+    }
+    let mut edits = Vec::new();
     match field(tree, holder, "metadata").filter(|&m| tree.kind(m) == Kind::Map) {
         Some(md) => {
-            for (key, m, _, sdk_keys) in parts {
-                let inner = if sdk_keys.is_empty() { Placement::End } else { Placement::BeforeAny(sdk_keys) };
+            for (key, m) in parts {
                 match tree.get_value(md, key) {
                     Some(node) => edits.push(Edit::Reconcile {
                         node,
                         desired: Value::Map(m),
-                        placement: inner,
+                        placement: Placement::End,
                     }),
                     None => edits.push(Edit::Insert {
                         map: md,
@@ -339,7 +408,12 @@ pub(crate) fn metadata_edits(tree: &Tree, holder: NodeId, ch: &Change, v1: bool,
             }
         }
         None => {
-            let value = Value::Map(parts.into_iter().map(|(k, m, _, _)| (k.to_string(), Value::Map(m))).collect());
+            let value = Value::Map(
+                parts
+                    .into_iter()
+                    .map(|(k, m)| (k.to_string(), Value::Map(m)))
+                    .collect(),
+            );
             match tree.get_value(holder, "metadata") {
                 Some(node) => edits.push(Edit::Reconcile {
                     node,
@@ -392,13 +466,17 @@ pub(crate) fn read_affinity(a: &Value, s: &mut Sched) {
 }
 
 /// Sets `key` in a map value: in place when present, else at the sorted
-/// position when kfsched created the map, else after the last key.
+/// position when kfsched created the map (or the file keeps keys sorted),
+/// else after the last key.
 fn put(map: &mut Value, key: &str, value: Value, fresh: bool) {
     if let Value::Map(m) = map {
         if let Some(slot) = m.iter_mut().find(|(k, _)| k == key) {
             slot.1 = value;
         } else if fresh {
-            let pos = m.iter().position(|(k, _)| k.as_str() > key).unwrap_or(m.len());
+            let pos = m
+                .iter()
+                .position(|(k, _)| k.as_str() > key)
+                .unwrap_or(m.len());
             m.insert(pos, (key.to_string(), value));
         } else {
             m.push((key.to_string(), value));
@@ -433,7 +511,15 @@ pub(crate) fn place_terms(original: &[Value], new: &[Term]) -> Vec<Value> {
 }
 
 /// The core/v1 Affinity a component should have after the change.
-pub(crate) fn affinity_value(base: Option<Value>, after: &Sched, c: Changed) -> Value {
+/// `sorted`: the file keeps Kubernetes objects' keys in alphabetical order
+/// (kfp 1.8 writes them in the kubernetes client's attribute order), so new
+/// keys go at their sorted place rather than at the end.
+pub(crate) fn affinity_value(
+    base: Option<Value>,
+    after: &Sched,
+    c: Changed,
+    sorted: bool,
+) -> Value {
     // A replaced affinity is written whole from `after`.
     let c = if c.replaced_affinity {
         Changed {
@@ -445,7 +531,7 @@ pub(crate) fn affinity_value(base: Option<Value>, after: &Sched, c: Changed) -> 
     } else {
         c
     };
-    let fresh = base.is_none();
+    let fresh = base.is_none() || sorted;
     let mut a = base.unwrap_or(Value::Map(vec![]));
     if !matches!(a, Value::Map(_)) {
         a = Value::Map(vec![]);
@@ -455,7 +541,11 @@ pub(crate) fn affinity_value(base: Option<Value>, after: &Sched, c: Changed) -> 
         let na_fresh = na_fresh || fresh;
         if c.required {
             let (mut req, req_fresh) = take_map(&na, REQUIRED);
-            let original: Vec<Value> = req.get("nodeSelectorTerms").and_then(Value::as_seq).map(<[Value]>::to_vec).unwrap_or_default();
+            let original: Vec<Value> = req
+                .get("nodeSelectorTerms")
+                .and_then(Value::as_seq)
+                .map(<[Value]>::to_vec)
+                .unwrap_or_default();
             let terms = place_terms(&original, &after.required);
             if terms.is_empty() {
                 na.remove(REQUIRED);
@@ -468,7 +558,12 @@ pub(crate) fn affinity_value(base: Option<Value>, after: &Sched, c: Changed) -> 
             if after.preferred.is_empty() {
                 na.remove(PREFERRED);
             } else {
-                put(&mut na, PREFERRED, Value::Seq(after.preferred.iter().map(|p| p.raw.clone()).collect()), na_fresh);
+                put(
+                    &mut na,
+                    PREFERRED,
+                    Value::Seq(after.preferred.iter().map(|p| p.raw.clone()).collect()),
+                    na_fresh,
+                );
             }
         }
         if na.as_map().is_some_and(<[(String, Value)]>::is_empty) {
@@ -479,8 +574,16 @@ pub(crate) fn affinity_value(base: Option<Value>, after: &Sched, c: Changed) -> 
     }
     if c.pod_affinity {
         for (key, req, pref) in [
-            ("podAffinity", &after.pod_affinity_required, &after.pod_affinity_preferred),
-            ("podAntiAffinity", &after.pod_anti_affinity_required, &after.pod_anti_affinity_preferred),
+            (
+                "podAffinity",
+                &after.pod_affinity_required,
+                &after.pod_affinity_preferred,
+            ),
+            (
+                "podAntiAffinity",
+                &after.pod_anti_affinity_required,
+                &after.pod_anti_affinity_preferred,
+            ),
         ] {
             let (mut pa, pa_fresh) = take_map(&a, key);
             let pa_fresh = pa_fresh || fresh;
@@ -488,7 +591,12 @@ pub(crate) fn affinity_value(base: Option<Value>, after: &Sched, c: Changed) -> 
                 if list.is_empty() {
                     pa.remove(k);
                 } else {
-                    put(&mut pa, k, Value::Seq(list.iter().map(|o| o.raw.clone()).collect()), pa_fresh);
+                    put(
+                        &mut pa,
+                        k,
+                        Value::Seq(list.iter().map(|o| o.raw.clone()).collect()),
+                        pa_fresh,
+                    );
                 }
             }
             if pa.as_map().is_some_and(<[(String, Value)]>::is_empty) {

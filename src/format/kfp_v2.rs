@@ -46,8 +46,16 @@ fn spelled(v: &Value, names: (&str, &str)) -> Option<(String, Value)> {
 }
 
 impl Pipeline {
-    pub fn parse(tree: &Tree, doc: usize, root: NodeId, platform: Option<NodeId>) -> Result<Pipeline, (NodeId, String)> {
-        let name = at(tree, root, &["pipelineInfo", "name"]).and_then(|v| tree.str_value(v)).unwrap_or("").to_string();
+    pub fn parse(
+        tree: &Tree,
+        doc: usize,
+        root: NodeId,
+        platform: Option<NodeId>,
+    ) -> Result<Pipeline, (NodeId, String)> {
+        let name = at(tree, root, &["pipelineInfo", "name"])
+            .and_then(|v| tree.str_value(v))
+            .unwrap_or("")
+            .to_string();
         let sdk = field_str(tree, root, "sdkVersion").is_some_and(|s| s.starts_with("kfp-"));
         let components_map = field(tree, root, "components");
         let executors = at(tree, root, &["deploymentSpec", "executors"]);
@@ -64,7 +72,8 @@ impl Pipeline {
             return Ok(p);
         };
         // Depth-first over nested DAGs without recursion; `chain` guards against cycles.
-        let mut stack: Vec<(NodeId, String, Vec<String>)> = vec![(root_tasks, String::new(), Vec::new())];
+        let mut stack: Vec<(NodeId, String, Vec<String>)> =
+            vec![(root_tasks, String::new(), Vec::new())];
         while let Some((tasks, prefix, chain)) = stack.pop() {
             if tree.kind(tasks) != Kind::Map {
                 continue;
@@ -75,9 +84,15 @@ impl Pipeline {
             for (k, task) in entries {
                 let key = tree.scalar(k).to_string();
                 let path = format!("{prefix}{key}");
-                let comp_name = at(tree, task, &["componentRef", "name"]).and_then(|v| tree.str_value(v)).unwrap_or("").to_string();
+                let comp_name = at(tree, task, &["componentRef", "name"])
+                    .and_then(|v| tree.str_value(v))
+                    .unwrap_or("")
+                    .to_string();
                 let comp = components_map.and_then(|m| field(tree, m, &comp_name));
-                let display = at(tree, task, &["taskInfo", "name"]).and_then(|v| tree.str_value(v)).unwrap_or("").to_string();
+                let display = at(tree, task, &["taskInfo", "name"])
+                    .and_then(|v| tree.str_value(v))
+                    .unwrap_or("")
+                    .to_string();
                 let label = format!("task {key:?} ({path})");
                 let Some(comp) = comp else {
                     p.skipped.push(Skipped {
@@ -99,7 +114,8 @@ impl Pipeline {
                     nested.push((dag_tasks, format!("{path}/"), c2));
                     continue;
                 }
-                let Some(exec_label) = field_str(tree, comp, "executorLabel").map(str::to_string) else {
+                let Some(exec_label) = field_str(tree, comp, "executorLabel").map(str::to_string)
+                else {
                     p.skipped.push(Skipped {
                         label,
                         reason: "its component has neither a dag nor an executorLabel".into(),
@@ -110,7 +126,11 @@ impl Pipeline {
                 let container = exec.and_then(|e| field(tree, e, "container"));
                 let Some(container) = container else {
                     let what = exec
-                        .and_then(|e| tree.entries(e).next().map(|(k, _)| tree.scalar(k).to_string()))
+                        .and_then(|e| {
+                            tree.entries(e)
+                                .next()
+                                .map(|(k, _)| tree.scalar(k).to_string())
+                        })
                         .unwrap_or_else(|| "missing".into());
                     p.skipped.push(Skipped {
                         label,
@@ -126,21 +146,29 @@ impl Pipeline {
                 push_unique(&mut names, &key);
                 push_unique(&mut names, &display);
                 push_unique(&mut names, &comp_name);
-                push_unique(&mut names, comp_name.strip_prefix("comp-").unwrap_or(&comp_name));
+                push_unique(
+                    &mut names,
+                    comp_name.strip_prefix("comp-").unwrap_or(&comp_name),
+                );
                 push_unique(&mut names, &exec_label);
                 push_unique(&mut names, &path);
                 let mut images = Vec::new();
                 if let Some(img) = field_str(tree, container, "image") {
                     images.push(img.to_string());
                 }
-                p.executor_tasks.entry(exec_label.clone()).or_default().push(p.components.len());
+                p.executor_tasks
+                    .entry(exec_label.clone())
+                    .or_default()
+                    .push(p.components.len());
                 p.components.push(Component {
                     kind: "PipelineSpec".into(),
                     pipeline: Some(name.clone()),
                     names,
                     images,
                     label,
-                    place: Place::KfpV2 { executor: exec_label },
+                    place: Place::KfpV2 {
+                        executor: exec_label,
+                    },
                 });
             }
             stack.extend(nested.into_iter().rev());
@@ -149,7 +177,11 @@ impl Pipeline {
     }
 
     fn executors_node(&self, tree: &Tree) -> Option<NodeId> {
-        at(tree, self.platform?, &["platforms", "kubernetes", "deploymentSpec", "executors"])
+        at(
+            tree,
+            self.platform?,
+            &["platforms", "kubernetes", "deploymentSpec", "executors"],
+        )
     }
 
     fn config_node(&self, tree: &Tree, executor: &str) -> Option<NodeId> {
@@ -159,7 +191,9 @@ impl Pipeline {
     /// Reads an executor's current config.
     pub fn read(&self, tree: &Tree, executor: &str) -> Sched {
         let mut s = Sched::default();
-        let Some(cfg) = self.config_node(tree, executor) else { return s };
+        let Some(cfg) = self.config_node(tree, executor) else {
+            return s;
+        };
         let cfg = node_value(tree, cfg);
         if let Some((_, Value::Seq(items))) = spelled(&cfg, TOLERATIONS) {
             s.tolerations = items.iter().map(tol_from_raw).collect();
@@ -168,11 +202,18 @@ impl Pipeline {
             if let Some(Value::Map(labels)) = ns.get("labels") {
                 s.node_selector = labels.clone();
             }
-            s.node_selector_json = ns.get("nodeSelectorJson").or_else(|| ns.get("node_selector_json")).filter(|v| !v.is_null()).cloned();
+            s.node_selector_json = ns
+                .get("nodeSelectorJson")
+                .or_else(|| ns.get("node_selector_json"))
+                .filter(|v| !v.is_null())
+                .cloned();
         }
         if let Some((_, Value::Seq(terms))) = spelled(&cfg, NODE_AFFINITY) {
             for t in &terms {
-                if t.get("nodeAffinityJson").or_else(|| t.get("node_affinity_json")).is_some() {
+                if t.get("nodeAffinityJson")
+                    .or_else(|| t.get("node_affinity_json"))
+                    .is_some()
+                {
                     s.affinity_json.push(t.clone());
                 } else if t.get("weight").is_some_and(|w| !w.is_null()) {
                     s.preferred.push(pref_from_v2(t));
@@ -198,7 +239,10 @@ impl Pipeline {
 
     /// The executor config an executor should have after the change.
     fn desired(&self, tree: &Tree, executor: &str, ch: &Change) -> Value {
-        let existing = self.config_node(tree, executor).map(|n| node_value(tree, n)).unwrap_or(Value::Map(vec![]));
+        let existing = self
+            .config_node(tree, executor)
+            .map(|n| node_value(tree, n))
+            .unwrap_or(Value::Map(vec![]));
         let mut cfg = existing.clone();
         let after = &ch.after;
         let mut c = ch.changed;
@@ -207,11 +251,17 @@ impl Pipeline {
             c.preferred = true;
         }
         if c.tolerations {
-            let key = spelled(&existing, TOLERATIONS).map(|(k, _)| k).unwrap_or_else(|| "tolerations".into());
-            cfg.set(&key, Value::Seq(after.tolerations.iter().map(|t| t.raw.clone()).collect()));
+            let key = spelled(&existing, TOLERATIONS)
+                .map(|(k, _)| k)
+                .unwrap_or_else(|| "tolerations".into());
+            cfg.set(
+                &key,
+                Value::Seq(after.tolerations.iter().map(|t| t.raw.clone()).collect()),
+            );
         }
         if c.node_selector {
-            let (key, mut ns) = spelled(&existing, NODE_SELECTOR).unwrap_or_else(|| ("nodeSelector".into(), Value::Map(vec![])));
+            let (key, mut ns) = spelled(&existing, NODE_SELECTOR)
+                .unwrap_or_else(|| ("nodeSelector".into(), Value::Map(vec![])));
             if !matches!(ns, Value::Map(_)) {
                 ns = Value::Map(vec![]);
             }
@@ -223,21 +273,33 @@ impl Pipeline {
             cfg.set(&key, ns);
         }
         if c.affinity() {
-            let (key, list) = spelled(&existing, NODE_AFFINITY).unwrap_or_else(|| ("nodeAffinity".into(), Value::Seq(vec![])));
+            let (key, list) = spelled(&existing, NODE_AFFINITY)
+                .unwrap_or_else(|| ("nodeAffinity".into(), Value::Seq(vec![])));
             let original: Vec<Value> = list.as_seq().map(<[Value]>::to_vec).unwrap_or_default();
-            let mut new_prefs: Vec<Value> = after.preferred.iter().map(|p| p.raw.clone()).collect();
+            let mut new_prefs: Vec<(u32, Value)> = after
+                .preferred
+                .iter()
+                .map(|p| (p.added.unwrap_or(0), p.raw.clone()))
+                .collect();
             let mut out = Vec::new();
             let mut placed = !c.required;
-            let original = if c.replaced_affinity { Vec::new() } else { original };
+            let original = if c.replaced_affinity {
+                Vec::new()
+            } else {
+                original
+            };
             for item in &original {
-                let is_json = item.get("nodeAffinityJson").or_else(|| item.get("node_affinity_json")).is_some();
+                let is_json = item
+                    .get("nodeAffinityJson")
+                    .or_else(|| item.get("node_affinity_json"))
+                    .is_some();
                 if is_json {
                     if !after.affinity_json.is_empty() {
                         out.push(item.clone());
                     }
                 } else if item.get("weight").is_some_and(|w| !w.is_null()) {
-                    if let Some(pos) = new_prefs.iter().position(|p| p == item) {
-                        out.push(new_prefs.remove(pos));
+                    if let Some(pos) = new_prefs.iter().position(|p| &p.1 == item) {
+                        out.push(new_prefs.remove(pos).1);
                     }
                 } else if term_from_raw(item).reqs.is_empty() {
                     out.push(item.clone());
@@ -248,10 +310,17 @@ impl Pipeline {
                     placed = true;
                 }
             }
+            // New entries in the order the rules added them.
+            let mut tail: Vec<(u32, Vec<Value>)> =
+                new_prefs.into_iter().map(|(s, v)| (s, vec![v])).collect();
             if !placed {
-                out.extend(after.required.iter().map(|t| t.raw.clone()));
+                tail.push((
+                    after.required_at.unwrap_or(0),
+                    after.required.iter().map(|t| t.raw.clone()).collect(),
+                ));
             }
-            out.extend(new_prefs);
+            tail.sort_by_key(|(s, _)| *s);
+            out.extend(tail.into_iter().flat_map(|(_, v)| v));
             if out.is_empty() {
                 cfg.remove(&key);
             } else {
@@ -259,7 +328,8 @@ impl Pipeline {
             }
         }
         if c.labels || c.annotations {
-            let (key, mut pm) = spelled(&existing, POD_METADATA).unwrap_or_else(|| ("podMetadata".into(), Value::Map(vec![])));
+            let (key, mut pm) = spelled(&existing, POD_METADATA)
+                .unwrap_or_else(|| ("podMetadata".into(), Value::Map(vec![])));
             if !matches!(pm, Value::Map(_)) {
                 pm = Value::Map(vec![]);
             }
@@ -279,15 +349,27 @@ impl Pipeline {
         let mut by_exec: BTreeMap<String, Value> = BTreeMap::new();
         for ch in changes {
             if let Place::KfpV2 { executor } = &ch.component.place {
-                by_exec.entry(executor.clone()).or_insert_with(|| self.desired(tree, executor, ch));
+                by_exec
+                    .entry(executor.clone())
+                    .or_insert_with(|| self.desired(tree, executor, ch));
             }
         }
         if by_exec.is_empty() {
             return Vec::new();
         }
-        let executors_value = || Value::Map(by_exec.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+        let executors_value = || {
+            Value::Map(
+                by_exec
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            )
+        };
         let Some(platform) = self.platform else {
-            let doc = nest(&["platforms", "kubernetes", "deploymentSpec", "executors"], executors_value());
+            let doc = nest(
+                &["platforms", "kubernetes", "deploymentSpec", "executors"],
+                executors_value(),
+            );
             return vec![Edit::AppendDocument { value: doc }];
         };
         // Walk down as far as the platform document goes, then add the rest.
@@ -335,5 +417,7 @@ impl Pipeline {
 
 /// `{a: {b: {c: value}}}` for the path `[a, b, c]`.
 fn nest(path: &[&str], value: Value) -> Value {
-    path.iter().rev().fold(value, |v, k| Value::Map(vec![(k.to_string(), v)]))
+    path.iter()
+        .rev()
+        .fold(value, |v, k| Value::Map(vec![(k.to_string(), v)]))
 }

@@ -144,9 +144,13 @@ pub fn detect(tree: &Tree) -> Result<Vec<Doc>, (NodeId, String)> {
         let has = |k: &str| tree.get_value(root, k).is_some();
         if has("pipelineInfo") && has("root") && has("deploymentSpec") {
             let platform = tree.documents.get(i + 1).and_then(|n| n.root).filter(|&r| {
-                tree.kind(r) == Kind::Map && tree.get_value(r, "platforms").is_some() && tree.get_value(r, "pipelineInfo").is_none()
+                tree.kind(r) == Kind::Map
+                    && tree.get_value(r, "platforms").is_some()
+                    && tree.get_value(r, "pipelineInfo").is_none()
             });
-            docs.push(Doc::KfpV2(kfp_v2::Pipeline::parse(tree, i, root, platform)?));
+            docs.push(Doc::KfpV2(kfp_v2::Pipeline::parse(
+                tree, i, root, platform,
+            )?));
             last_pipeline = Some(i);
             continue;
         }
@@ -154,8 +158,14 @@ pub fn detect(tree: &Tree) -> Result<Vec<Doc>, (NodeId, String)> {
             docs.push(Doc::KfpV2Platform);
             continue;
         }
-        let api = tree.get_value(root, "apiVersion").and_then(|v| tree.str_value(v)).unwrap_or("");
-        let kind = tree.get_value(root, "kind").and_then(|v| tree.str_value(v)).unwrap_or("");
+        let api = tree
+            .get_value(root, "apiVersion")
+            .and_then(|v| tree.str_value(v))
+            .unwrap_or("");
+        let kind = tree
+            .get_value(root, "kind")
+            .and_then(|v| tree.str_value(v))
+            .unwrap_or("");
         if api.starts_with("argoproj.io/") && argo::KINDS.contains(&kind) {
             docs.push(Doc::Argo(argo::Workflow::parse(tree, i, root, kind)?));
             continue;
@@ -167,7 +177,11 @@ pub fn detect(tree: &Tree) -> Result<Vec<Doc>, (NodeId, String)> {
             }
             continue;
         }
-        let what = if kind.is_empty() { "no apiVersion/kind".to_string() } else { format!("{api} {kind}") };
+        let what = if kind.is_empty() {
+            "no apiVersion/kind".to_string()
+        } else {
+            format!("{api} {kind}")
+        };
         docs.push(Doc::Other(format!("not a pipeline ({what})")));
     }
     Ok(docs)

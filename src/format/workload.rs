@@ -9,7 +9,15 @@ use crate::yaml::edit::{Edit, Flavor, Placement};
 use crate::yaml::tree::{Kind, NodeId, Tree};
 use crate::yaml::value::{Value, node_value};
 
-pub const KINDS: &[&str] = &["Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"];
+pub const KINDS: &[&str] = &[
+    "Pod",
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "ReplicaSet",
+    "Job",
+    "CronJob",
+];
 
 /// Where a workload keeps its pod: the map holding `metadata` and `spec`.
 #[derive(Clone, Debug)]
@@ -27,7 +35,10 @@ pub struct Workload {
 
 impl Workload {
     pub fn parse(tree: &Tree, root: NodeId, kind: &str) -> Option<Workload> {
-        let name = field(tree, root, "metadata").and_then(|m| field_str(tree, m, "name")).unwrap_or("").to_string();
+        let name = field(tree, root, "metadata")
+            .and_then(|m| field_str(tree, m, "name"))
+            .unwrap_or("")
+            .to_string();
         let path: &[&str] = match kind {
             "Pod" => &[],
             "CronJob" => &["spec", "jobTemplate", "spec", "template"],
@@ -50,7 +61,11 @@ impl Workload {
             component: Component {
                 kind: kind.to_string(),
                 pipeline: None,
-                names: if name.is_empty() { vec![] } else { vec![name.clone()] },
+                names: if name.is_empty() {
+                    vec![]
+                } else {
+                    vec![name.clone()]
+                },
                 images,
                 label: format!("{kind} {name:?}"),
                 place: Place::Workload(PodTemplate { template, spec }),
@@ -85,11 +100,12 @@ pub fn read(tree: &Tree, pt: &PodTemplate) -> Sched {
 pub fn write(tree: &Tree, pt: &PodTemplate, _flavor: Flavor, ch: &Change) -> Vec<Edit> {
     let mut edits = Vec::new();
     let c = ch.changed;
-    let set = |key: &str, desired: Value, edits: &mut Vec<Edit>| match tree.get_value(pt.spec, key) {
+    let set = |key: &str, desired: Value, edits: &mut Vec<Edit>| match tree.get_value(pt.spec, key)
+    {
         Some(node) => edits.push(Edit::Reconcile {
             node,
             desired,
-            placement: Placement::End,
+            placement: Placement::AsDesired,
         }),
         None => edits.push(Edit::Insert {
             map: pt.spec,
@@ -106,14 +122,32 @@ pub fn write(tree: &Tree, pt: &PodTemplate, _flavor: Flavor, ch: &Change) -> Vec
         set("nodeSelector", Value::Map(m), &mut edits);
     }
     if c.tolerations {
-        set("tolerations", Value::Seq(ch.after.tolerations.iter().map(|t| t.raw.clone()).collect()), &mut edits);
+        set(
+            "tolerations",
+            Value::Seq(ch.after.tolerations.iter().map(|t| t.raw.clone()).collect()),
+            &mut edits,
+        );
     }
     if c.affinity() {
-        let base = if c.replaced_affinity { None } else { field(tree, pt.spec, "affinity").map(|n| node_value(tree, n)) };
-        set("affinity", affinity_value(base, &ch.after, c), &mut edits);
+        let base = if c.replaced_affinity {
+            None
+        } else {
+            field(tree, pt.spec, "affinity").map(|n| node_value(tree, n))
+        };
+        set(
+            "affinity",
+            affinity_value(base, &ch.after, c, false),
+            &mut edits,
+        );
     }
     if c.labels || c.annotations {
-        edits.extend(metadata_edits(tree, pt.template, ch, false, &Placement::End));
+        edits.extend(metadata_edits(
+            tree,
+            pt.template,
+            ch,
+            false,
+            &Placement::End,
+        ));
     }
     edits
 }

@@ -11,8 +11,8 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use k8s_openapi::api::core::v1::{
-    NodeSelectorRequirement, NodeSelectorTerm, PodAffinityTerm, PreferredSchedulingTerm, Taint, Toleration,
-    WeightedPodAffinityTerm,
+    NodeSelectorRequirement, NodeSelectorTerm, PodAffinityTerm, PreferredSchedulingTerm, Taint,
+    Toleration, WeightedPodAffinityTerm,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as MetaLabelSelector;
 use serde_json::Value as Json;
@@ -139,7 +139,10 @@ pub struct Selector {
 
 impl Selector {
     pub fn is_empty(&self) -> bool {
-        self.names.is_none() && self.images.is_none() && self.pipelines.is_none() && self.kinds.is_none()
+        self.names.is_none()
+            && self.images.is_none()
+            && self.pipelines.is_none()
+            && self.kinds.is_none()
     }
 }
 
@@ -166,7 +169,10 @@ impl Policy {
     pub fn load(path: &Path) -> Result<Policy, PolicyErrors> {
         let file = path.display().to_string();
         let bytes = std::fs::read(path).map_err(|e| {
-            PolicyErrors(vec![Diagnostic::file(&file, format!("cannot read the policy: {e}"))])
+            PolicyErrors(vec![Diagnostic::file(
+                &file,
+                format!("cannot read the policy: {e}"),
+            )])
         })?;
         Policy::from_bytes(&file, &bytes)
     }
@@ -185,7 +191,12 @@ impl Policy {
         })?;
         let roots: Vec<_> = tree.documents.iter().filter_map(|d| d.root).collect();
         let root = match roots.as_slice() {
-            [] => return Err(PolicyErrors(vec![Diagnostic::file(file, "the policy file is empty; it must hold one SchedulingPolicy document")])),
+            [] => {
+                return Err(PolicyErrors(vec![Diagnostic::file(
+                    file,
+                    "the policy file is empty; it must hold one SchedulingPolicy document",
+                )]));
+            }
             [r] => *r,
             [_, second, ..] => {
                 let (line, col) = tree.position(*second);
@@ -202,7 +213,11 @@ impl Policy {
     }
 
     /// Reads a policy from a node of an already parsed file (a KRM functionConfig).
-    pub fn from_tree(file: &str, tree: &Tree, root: crate::yaml::NodeId) -> Result<Policy, PolicyErrors> {
+    pub fn from_tree(
+        file: &str,
+        tree: &Tree,
+        root: crate::yaml::NodeId,
+    ) -> Result<Policy, PolicyErrors> {
         if tree.kind(root) != Kind::Map {
             let (line, col) = tree.position(root);
             return Err(PolicyErrors(vec![Diagnostic {
@@ -210,7 +225,9 @@ impl Policy {
                 line,
                 col,
                 path: String::new(),
-                message: format!("a SchedulingPolicy must be a mapping with apiVersion: {API_VERSION} and kind: {KIND}"),
+                message: format!(
+                    "a SchedulingPolicy must be a mapping with apiVersion: {API_VERSION} and kind: {KIND}"
+                ),
             }]));
         }
         let mut reader = Reader::new(tree, file);
@@ -248,7 +265,11 @@ impl Policy {
     /// A diagnostic about a rule, pointing at the rule in the policy file.
     pub fn rule_diag(&self, rule: &Rule, field: &str, message: String) -> Diagnostic {
         let base = format!("spec.rules[{}]", rule.index);
-        let path = if field.is_empty() { base } else { format!("{base}.{field}") };
+        let path = if field.is_empty() {
+            base
+        } else {
+            format!("{base}.{field}")
+        };
         let (line, col) = self.location(&path);
         Diagnostic {
             file: self.file.clone(),
@@ -280,17 +301,26 @@ fn str_of(j: &Json, key: &str) -> String {
 
 fn pairs(j: Option<&Json>) -> Vec<(String, String)> {
     j.and_then(Json::as_object)
-        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string())).collect())
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 fn typed<T: serde::de::DeserializeOwned + Default>(j: Option<&Json>) -> T {
-    j.and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default()
+    j.and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default()
 }
 
 impl Validator {
     fn has_errors_under(&self, path: &str) -> bool {
-        self.diags.iter().any(|d| d.path == path || d.path.starts_with(&format!("{path}.")) || d.path.starts_with(&format!("{path}[")))
+        self.diags.iter().any(|d| {
+            d.path == path
+                || d.path.starts_with(&format!("{path}."))
+                || d.path.starts_with(&format!("{path}["))
+        })
     }
 
     fn err(&mut self, path: &str, message: impl Into<String>) {
@@ -318,7 +348,9 @@ impl Validator {
     }
 
     fn build(&mut self, j: &Json) -> Policy {
-        let name = get(j, "metadata").map(|m| str_of(m, "name")).unwrap_or_default();
+        let name = get(j, "metadata")
+            .map(|m| str_of(m, "name"))
+            .unwrap_or_default();
         let spec = get(j, "spec").cloned().unwrap_or(Json::Null);
         let mut pools = Vec::new();
         let mut pool_names: HashSet<String> = HashSet::new();
@@ -327,7 +359,13 @@ impl Validator {
                 let path = format!("spec.nodePools[{i}]");
                 let pool = self.pool(p, &path);
                 if !pool.name.is_empty() && !pool_names.insert(pool.name.clone()) {
-                    self.err(&format!("{path}.name"), format!("Duplicate value: {:?}: node pool names must be unique", pool.name));
+                    self.err(
+                        &format!("{path}.name"),
+                        format!(
+                            "Duplicate value: {:?}: node pool names must be unique",
+                            pool.name
+                        ),
+                    );
                 }
                 pools.push(pool);
             }
@@ -339,7 +377,13 @@ impl Validator {
                 let path = format!("spec.rules[{i}]");
                 let rule = self.rule(r, i, &path, &pools);
                 if !rule.name.is_empty() && !rule_names.insert(rule.name.clone()) {
-                    self.err(&format!("{path}.name"), format!("Duplicate value: {:?}: rule names must be unique", rule.name));
+                    self.err(
+                        &format!("{path}.name"),
+                        format!(
+                            "Duplicate value: {:?}: rule names must be unique",
+                            rule.name
+                        ),
+                    );
                 }
                 rules.push(rule);
             }
@@ -357,13 +401,19 @@ impl Validator {
         let name = str_of(p, "name");
         if get(p, "name").is_some() {
             for m in k8s::dns1123_label(&name) {
-                self.err(&format!("{path}.name"), format!("Invalid value: {name:?}: {m}"));
+                self.err(
+                    &format!("{path}.name"),
+                    format!("Invalid value: {name:?}: {m}"),
+                );
             }
         }
         let mut nodes = Vec::new();
         if let Some(list) = get(p, "nodes").and_then(Json::as_array) {
             if list.is_empty() {
-                self.err(&format!("{path}.nodes"), "must not be empty: list at least one node-name glob, or remove the key");
+                self.err(
+                    &format!("{path}.nodes"),
+                    "must not be empty: list at least one node-name glob, or remove the key",
+                );
             }
             for (i, n) in list.iter().enumerate() {
                 match Glob::new(n.as_str().unwrap_or(""), false) {
@@ -372,13 +422,19 @@ impl Validator {
                 }
             }
         }
-        let node_selector = get(p, "nodeSelector").and_then(Json::as_str).and_then(|s| match LabelSelector::parse(s) {
-            Ok(sel) => Some(sel),
-            Err(e) => {
-                self.err(&format!("{path}.nodeSelector"), format!("invalid label selector {s:?}: {e}"));
-                None
-            }
-        });
+        let node_selector =
+            get(p, "nodeSelector").and_then(Json::as_str).and_then(
+                |s| match LabelSelector::parse(s) {
+                    Ok(sel) => Some(sel),
+                    Err(e) => {
+                        self.err(
+                            &format!("{path}.nodeSelector"),
+                            format!("invalid label selector {s:?}: {e}"),
+                        );
+                        None
+                    }
+                },
+            );
         let labels = pairs(get(p, "labels"));
         self.labels(&labels, &format!("{path}.labels"));
         let mut taints = Vec::new();
@@ -396,13 +452,22 @@ impl Validator {
                 let value = taint.value.clone().unwrap_or_default();
                 let errs = k8s::label_value(&value);
                 if !errs.is_empty() {
-                    self.err(&format!("{tp}.value"), format!("Invalid value: {value:?}: {}", errs.join(";")));
+                    self.err(
+                        &format!("{tp}.value"),
+                        format!("Invalid value: {value:?}: {}", errs.join(";")),
+                    );
                 }
                 if get(t, "effect").is_some() {
                     self.taint_effect(&taint.effect, false, &format!("{tp}.effect"));
                 }
                 if !seen.insert((taint.key.clone(), taint.effect.clone())) {
-                    self.err(&tp, format!("Duplicate value: taints must be unique by key and effect pair ({}:{})", taint.key, taint.effect));
+                    self.err(
+                        &tp,
+                        format!(
+                            "Duplicate value: taints must be unique by key and effect pair ({}:{})",
+                            taint.key, taint.effect
+                        ),
+                    );
                 }
                 taints.push(taint);
             }
@@ -419,7 +484,10 @@ impl Validator {
     fn rule(&mut self, r: &Json, index: usize, path: &str, pools: &[NodePool]) -> Rule {
         let name = str_of(r, "name");
         if get(r, "name").is_some() && name.is_empty() {
-            self.err(&format!("{path}.name"), "Required value: a rule needs a name");
+            self.err(
+                &format!("{path}.name"),
+                "Required value: a rule needs a name",
+            );
         }
         let matcher = self.selector(get(r, "match"), &format!("{path}.match"));
         let exclude = self.selector(get(r, "exclude"), &format!("{path}.exclude"));
@@ -441,7 +509,10 @@ impl Validator {
                             format!("; known pools: {}", names.join(", "))
                         }
                     });
-                self.err(&format!("{path}.pool"), format!("unknown node pool {p:?}{hint}"));
+                self.err(
+                    &format!("{path}.pool"),
+                    format!("unknown node pool {p:?}{hint}"),
+                );
             }
             found
         });
@@ -460,7 +531,10 @@ impl Validator {
                 });
             }
         }
-        let own_tolerations = get(r, "tolerations").and_then(Json::as_array).cloned().unwrap_or_default();
+        let own_tolerations = get(r, "tolerations")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
         for (i, t) in own_tolerations.iter().enumerate() {
             let tol: Toleration = typed(Some(t));
             let tp = format!("{path}.tolerations[{i}]");
@@ -501,15 +575,23 @@ impl Validator {
             let ap = format!("{path}.affinity.nodeAffinity");
             if let Some(req) = get(na, "requiredDuringSchedulingIgnoredDuringExecution") {
                 let rp = format!("{ap}.requiredDuringSchedulingIgnoredDuringExecution");
-                let terms = get(req, "nodeSelectorTerms").and_then(Json::as_array).cloned().unwrap_or_default();
+                let terms = get(req, "nodeSelectorTerms")
+                    .and_then(Json::as_array)
+                    .cloned()
+                    .unwrap_or_default();
                 if terms.is_empty() {
-                    self.err(&format!("{rp}.nodeSelectorTerms"), "Required value: must have at least one node selector term");
+                    self.err(
+                        &format!("{rp}.nodeSelectorTerms"),
+                        "Required value: must have at least one node selector term",
+                    );
                 }
                 let mut own = Vec::new();
                 for (i, t) in terms.iter().enumerate() {
                     let term: NodeSelectorTerm = typed(Some(t));
                     let tp = format!("{rp}.nodeSelectorTerms[{i}]");
-                    if term.match_expressions.as_ref().is_none_or(Vec::is_empty) && term.match_fields.as_ref().is_none_or(Vec::is_empty) {
+                    if term.match_expressions.as_ref().is_none_or(Vec::is_empty)
+                        && term.match_fields.as_ref().is_none_or(Vec::is_empty)
+                    {
                         self.err(&tp, "Invalid value: an empty node selector term matches no node; give it matchExpressions or matchFields");
                     }
                     self.node_selector_term(&term, true, &tp);
@@ -519,13 +601,18 @@ impl Validator {
                     required.push(own);
                 }
             }
-            if let Some(list) = get(na, "preferredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array) {
+            if let Some(list) =
+                get(na, "preferredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array)
+            {
                 let pp = format!("{ap}.preferredDuringSchedulingIgnoredDuringExecution");
                 for (i, t) in list.iter().enumerate() {
                     let term: PreferredSchedulingTerm = typed(Some(t));
                     let tp = format!("{pp}[{i}]");
                     if term.weight <= 0 || term.weight > 100 {
-                        self.err(&format!("{tp}.weight"), format!("Invalid value: {}: must be in the range 1-100", term.weight));
+                        self.err(
+                            &format!("{tp}.weight"),
+                            format!("Invalid value: {}: must be in the range 1-100", term.weight),
+                        );
                     }
                     self.node_selector_term(&term.preference, false, &format!("{tp}.preference"));
                     preferred.push(term);
@@ -535,23 +622,38 @@ impl Validator {
         let mut pa = [Vec::new(), Vec::new()];
         let mut pw = [Vec::new(), Vec::new()];
         for (slot, key) in ["podAffinity", "podAntiAffinity"].iter().enumerate() {
-            let Some(pj) = aff.and_then(|a| get(a, key)) else { continue };
+            let Some(pj) = aff.and_then(|a| get(a, key)) else {
+                continue;
+            };
             let base = format!("{path}.affinity.{key}");
-            if let Some(list) = get(pj, "requiredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array) {
+            if let Some(list) =
+                get(pj, "requiredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array)
+            {
                 for (i, t) in list.iter().enumerate() {
                     let term: PodAffinityTerm = typed(Some(t));
-                    self.pod_affinity_term(&term, &format!("{base}.requiredDuringSchedulingIgnoredDuringExecution[{i}]"));
+                    self.pod_affinity_term(
+                        &term,
+                        &format!("{base}.requiredDuringSchedulingIgnoredDuringExecution[{i}]"),
+                    );
                     pa[slot].push(term);
                 }
             }
-            if let Some(list) = get(pj, "preferredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array) {
+            if let Some(list) =
+                get(pj, "preferredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array)
+            {
                 for (i, t) in list.iter().enumerate() {
                     let term: WeightedPodAffinityTerm = typed(Some(t));
                     let tp = format!("{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}]");
                     if term.weight <= 0 || term.weight > 100 {
-                        self.err(&format!("{tp}.weight"), format!("Invalid value: {}: must be in the range 1-100", term.weight));
+                        self.err(
+                            &format!("{tp}.weight"),
+                            format!("Invalid value: {}: must be in the range 1-100", term.weight),
+                        );
                     }
-                    self.pod_affinity_term(&term.pod_affinity_term, &format!("{tp}.podAffinityTerm"));
+                    self.pod_affinity_term(
+                        &term.pod_affinity_term,
+                        &format!("{tp}.podAffinityTerm"),
+                    );
                     pw[slot].push(term);
                 }
             }
@@ -603,7 +705,9 @@ impl Validator {
         let mut s = Selector::default();
         let Some(j) = j else { return s };
         for key in ["names", "images", "pipelines", "kinds"] {
-            let Some(list) = get(j, key).and_then(Json::as_array) else { continue };
+            let Some(list) = get(j, key).and_then(Json::as_array) else {
+                continue;
+            };
             let p = format!("{path}.{key}");
             if list.is_empty() {
                 self.err(&p, format!("Required value: an empty list matches nothing; list at least one glob or remove {key:?}"));
@@ -653,7 +757,10 @@ impl Validator {
             total += k.len() + v.len();
         }
         if total > 256 * 1024 {
-            self.err(path, format!("Too long: may not be more than 262144 bytes (got {total})"));
+            self.err(
+                path,
+                format!("Too long: may not be more than 262144 bytes (got {total})"),
+            );
         }
     }
 
@@ -665,7 +772,9 @@ impl Validator {
             return;
         }
         if !matches!(effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute") {
-            let hint = nearest(effect, ["NoSchedule", "PreferNoSchedule", "NoExecute"]).map(|n| format!("; did you mean {n:?}?")).unwrap_or_default();
+            let hint = nearest(effect, ["NoSchedule", "PreferNoSchedule", "NoExecute"])
+                .map(|n| format!("; did you mean {n:?}?"))
+                .unwrap_or_default();
             self.err(
                 path,
                 format!("Unsupported value: {effect:?}: supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"{hint}"),
@@ -697,7 +806,10 @@ impl Validator {
             "Equal" | "" => {
                 let errs = k8s::label_value(&value);
                 if !errs.is_empty() {
-                    self.err(&format!("{path}.value"), format!("Invalid value: {value:?}: {}", errs.join(";")));
+                    self.err(
+                        &format!("{path}.value"),
+                        format!("Invalid value: {value:?}: {}", errs.join(";")),
+                    );
                 }
             }
             "Exists" => {
@@ -706,7 +818,9 @@ impl Validator {
                 }
             }
             other => {
-                let hint = nearest(other, ["Equal", "Exists"]).map(|n| format!("; did you mean {n:?}?")).unwrap_or_default();
+                let hint = nearest(other, ["Equal", "Exists"])
+                    .map(|n| format!("; did you mean {n:?}?"))
+                    .unwrap_or_default();
                 self.err(&format!("{path}.operator"), format!("Unsupported value: {other:?}: supported values: \"Equal\", \"Exists\"{hint}"));
             }
         }
@@ -720,7 +834,10 @@ impl Validator {
             match rq.operator.as_str() {
                 "In" | "NotIn" => {
                     if values.is_empty() {
-                        self.err(&format!("{rp}.values"), "Required value: must be specified when `operator` is 'In' or 'NotIn'");
+                        self.err(
+                            &format!("{rp}.values"),
+                            "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+                        );
                     }
                 }
                 "Exists" | "DoesNotExist" => {
@@ -742,15 +859,24 @@ impl Validator {
                     }
                 }
                 other => {
-                    let hint = nearest(other, ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]).map(|n| format!("; did you mean {n:?}?")).unwrap_or_default();
-                    self.err(&format!("{rp}.operator"), format!("Invalid value: {other:?}: not a valid selector operator{hint}"));
+                    let hint =
+                        nearest(other, ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"])
+                            .map(|n| format!("; did you mean {n:?}?"))
+                            .unwrap_or_default();
+                    self.err(
+                        &format!("{rp}.operator"),
+                        format!("Invalid value: {other:?}: not a valid selector operator{hint}"),
+                    );
                 }
             }
             self.label_name(&rq.key, &format!("{rp}.key"));
             if required {
                 for (vi, v) in values.iter().enumerate() {
                     for m in k8s::label_value(v) {
-                        self.err(&format!("{rp}.values[{vi}]"), format!("Invalid value: {v:?}: {m}"));
+                        self.err(
+                            &format!("{rp}.values[{vi}]"),
+                            format!("Invalid value: {v:?}: {m}"),
+                        );
                     }
                 }
             }
@@ -770,11 +896,20 @@ impl Validator {
                 other => self.err(&format!("{rp}.operator"), format!("Invalid value: {other:?}: not a valid selector operator (matchFields takes In or NotIn)")),
             }
             if rq.key != "metadata.name" {
-                self.err(&format!("{rp}.key"), format!("Invalid value: {:?}: not a valid field selector key (only metadata.name)", rq.key));
+                self.err(
+                    &format!("{rp}.key"),
+                    format!(
+                        "Invalid value: {:?}: not a valid field selector key (only metadata.name)",
+                        rq.key
+                    ),
+                );
             } else {
                 for (vi, v) in values.iter().enumerate() {
                     for m in k8s::node_name(v) {
-                        self.err(&format!("{rp}.values[{vi}]"), format!("Invalid value: {v:?}: {m}"));
+                        self.err(
+                            &format!("{rp}.values[{vi}]"),
+                            format!("Invalid value: {v:?}: {m}"),
+                        );
                     }
                 }
             }
@@ -795,7 +930,10 @@ impl Validator {
             match e.operator.as_str() {
                 "In" | "NotIn" => {
                     if values.is_empty() {
-                        self.err(&format!("{p}.values"), "Required value: must be specified when `operator` is 'In' or 'NotIn'");
+                        self.err(
+                            &format!("{p}.values"),
+                            "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+                        );
                     }
                 }
                 "Exists" | "DoesNotExist" => {
@@ -803,12 +941,18 @@ impl Validator {
                         self.err(&format!("{p}.values"), "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
                     }
                 }
-                other => self.err(&format!("{p}.operator"), format!("Invalid value: {other:?}: not a valid selector operator")),
+                other => self.err(
+                    &format!("{p}.operator"),
+                    format!("Invalid value: {other:?}: not a valid selector operator"),
+                ),
             }
             self.label_name(&e.key, &format!("{p}.key"));
             for (vi, v) in values.iter().enumerate() {
                 for m in k8s::label_value(v) {
-                    self.err(&format!("{p}.values[{vi}]"), format!("Invalid value: {v:?}: {m}"));
+                    self.err(
+                        &format!("{p}.values[{vi}]"),
+                        format!("Invalid value: {v:?}: {m}"),
+                    );
                 }
             }
         }
@@ -823,11 +967,17 @@ impl Validator {
         }
         for (i, ns) in t.namespaces.iter().flatten().enumerate() {
             for m in k8s::dns1123_label(ns) {
-                self.err(&format!("{path}.namespaces[{i}]"), format!("Invalid value: {ns:?}: {m}"));
+                self.err(
+                    &format!("{path}.namespaces[{i}]"),
+                    format!("Invalid value: {ns:?}: {m}"),
+                );
             }
         }
         if t.topology_key.is_empty() {
-            self.err(&format!("{path}.topologyKey"), "Required value: can not be empty");
+            self.err(
+                &format!("{path}.topologyKey"),
+                "Required value: can not be empty",
+            );
         } else {
             self.label_name(&t.topology_key, &format!("{path}.topologyKey"));
         }
@@ -835,7 +985,9 @@ impl Validator {
 }
 
 fn pool_name_ok(rule: &Rule, pools: &[NodePool]) -> bool {
-    rule.pool.as_ref().is_none_or(|p| pools.iter().any(|x| &x.name == p))
+    rule.pool
+        .as_ref()
+        .is_none_or(|p| pools.iter().any(|x| &x.name == p))
 }
 
 #[cfg(test)]

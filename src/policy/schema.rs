@@ -53,22 +53,58 @@ const fn req(name: &'static str, shape: Shape, doc: &'static str) -> Field {
 }
 
 pub const TOLERATION: &[Field] = &[
-    f("key", Shape::Str, "Taint key the toleration applies to; empty with operator Exists matches every taint."),
+    f(
+        "key",
+        Shape::Str,
+        "Taint key the toleration applies to; empty with operator Exists matches every taint.",
+    ),
     f("operator", Shape::Str, "Equal (default) or Exists."),
-    f("value", Shape::Str, "Taint value for operator Equal; must be empty for Exists."),
-    f("effect", Shape::Str, "NoSchedule, PreferNoSchedule or NoExecute; empty matches every effect."),
-    f("tolerationSeconds", Shape::Int, "With effect NoExecute: how long the pod stays bound after the taint appears."),
+    f(
+        "value",
+        Shape::Str,
+        "Taint value for operator Equal; must be empty for Exists.",
+    ),
+    f(
+        "effect",
+        Shape::Str,
+        "NoSchedule, PreferNoSchedule or NoExecute; empty matches every effect.",
+    ),
+    f(
+        "tolerationSeconds",
+        Shape::Int,
+        "With effect NoExecute: how long the pod stays bound after the taint appears.",
+    ),
 ];
 
 pub const REQUIREMENT: &[Field] = &[
-    req("key", Shape::Str, "Label key (or metadata.name in matchFields)."),
-    req("operator", Shape::Str, "In, NotIn, Exists, DoesNotExist, Gt or Lt."),
-    f("values", Shape::StrList, "Values; one integer for Gt/Lt, none for Exists/DoesNotExist."),
+    req(
+        "key",
+        Shape::Str,
+        "Label key (or metadata.name in matchFields).",
+    ),
+    req(
+        "operator",
+        Shape::Str,
+        "In, NotIn, Exists, DoesNotExist, Gt or Lt.",
+    ),
+    f(
+        "values",
+        Shape::StrList,
+        "Values; one integer for Gt/Lt, none for Exists/DoesNotExist.",
+    ),
 ];
 
 pub const NODE_SELECTOR_TERM: &[Field] = &[
-    f("matchExpressions", Shape::List(&Shape::Object(REQUIREMENT)), "Node label requirements, ANDed."),
-    f("matchFields", Shape::List(&Shape::Object(REQUIREMENT)), "Node field requirements (metadata.name), ANDed."),
+    f(
+        "matchExpressions",
+        Shape::List(&Shape::Object(REQUIREMENT)),
+        "Node label requirements, ANDed.",
+    ),
+    f(
+        "matchFields",
+        Shape::List(&Shape::Object(REQUIREMENT)),
+        "Node field requirements (metadata.name), ANDed.",
+    ),
 ];
 
 pub const NODE_SELECTOR: &[Field] = &[req(
@@ -79,11 +115,19 @@ pub const NODE_SELECTOR: &[Field] = &[req(
 
 pub const PREFERRED_TERM: &[Field] = &[
     req("weight", Shape::Int, "1-100."),
-    req("preference", Shape::Object(NODE_SELECTOR_TERM), "A node selector term."),
+    req(
+        "preference",
+        Shape::Object(NODE_SELECTOR_TERM),
+        "A node selector term.",
+    ),
 ];
 
 pub const NODE_AFFINITY: &[Field] = &[
-    f("requiredDuringSchedulingIgnoredDuringExecution", Shape::Object(NODE_SELECTOR), "Hard node requirement."),
+    f(
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        Shape::Object(NODE_SELECTOR),
+        "Hard node requirement.",
+    ),
     f(
         "preferredDuringSchedulingIgnoredDuringExecution",
         Shape::List(&Shape::Object(PREFERRED_TERM)),
@@ -99,21 +143,49 @@ pub const LABEL_SELECTOR_REQ: &[Field] = &[
 
 pub const LABEL_SELECTOR: &[Field] = &[
     f("matchLabels", Shape::StrMap, "Labels that must all match."),
-    f("matchExpressions", Shape::List(&Shape::Object(LABEL_SELECTOR_REQ)), "Requirements, ANDed."),
+    f(
+        "matchExpressions",
+        Shape::List(&Shape::Object(LABEL_SELECTOR_REQ)),
+        "Requirements, ANDed.",
+    ),
 ];
 
 pub const POD_AFFINITY_TERM: &[Field] = &[
-    f("labelSelector", Shape::Object(LABEL_SELECTOR), "Pods to be near (or away from)."),
-    f("namespaceSelector", Shape::Object(LABEL_SELECTOR), "Namespaces of those pods."),
+    f(
+        "labelSelector",
+        Shape::Object(LABEL_SELECTOR),
+        "Pods to be near (or away from).",
+    ),
+    f(
+        "namespaceSelector",
+        Shape::Object(LABEL_SELECTOR),
+        "Namespaces of those pods.",
+    ),
     f("namespaces", Shape::StrList, "Namespaces of those pods."),
-    req("topologyKey", Shape::Str, "Node label that defines co-location."),
-    f("matchLabelKeys", Shape::StrList, "Pod label keys merged into labelSelector."),
-    f("mismatchLabelKeys", Shape::StrList, "Pod label keys merged into labelSelector with NotIn."),
+    req(
+        "topologyKey",
+        Shape::Str,
+        "Node label that defines co-location.",
+    ),
+    f(
+        "matchLabelKeys",
+        Shape::StrList,
+        "Pod label keys merged into labelSelector.",
+    ),
+    f(
+        "mismatchLabelKeys",
+        Shape::StrList,
+        "Pod label keys merged into labelSelector with NotIn.",
+    ),
 ];
 
 pub const WEIGHTED_POD_AFFINITY_TERM: &[Field] = &[
     req("weight", Shape::Int, "1-100."),
-    req("podAffinityTerm", Shape::Object(POD_AFFINITY_TERM), "The term."),
+    req(
+        "podAffinityTerm",
+        Shape::Object(POD_AFFINITY_TERM),
+        "The term.",
+    ),
 ];
 
 pub const POD_AFFINITY: &[Field] = &[
@@ -130,60 +202,152 @@ pub const POD_AFFINITY: &[Field] = &[
 ];
 
 pub const AFFINITY: &[Field] = &[
-    f("nodeAffinity", Shape::Object(NODE_AFFINITY), "core/v1 NodeAffinity."),
-    f("podAffinity", Shape::Object(POD_AFFINITY), "core/v1 PodAffinity (not for KFP v2 tasks)."),
-    f("podAntiAffinity", Shape::Object(POD_AFFINITY), "core/v1 PodAntiAffinity (not for KFP v2 tasks)."),
+    f(
+        "nodeAffinity",
+        Shape::Object(NODE_AFFINITY),
+        "core/v1 NodeAffinity.",
+    ),
+    f(
+        "podAffinity",
+        Shape::Object(POD_AFFINITY),
+        "core/v1 PodAffinity (not for KFP v2 tasks).",
+    ),
+    f(
+        "podAntiAffinity",
+        Shape::Object(POD_AFFINITY),
+        "core/v1 PodAntiAffinity (not for KFP v2 tasks).",
+    ),
 ];
 
 pub const SELECTOR: &[Field] = &[
-    f("names", Shape::StrList, "Globs over the component's names and task paths; * and ? stop at '/', ** crosses levels."),
-    f("images", Shape::StrList, "Globs over main container images; * matches any character."),
-    f("pipelines", Shape::StrList, "Globs over the top-level pipeline name."),
-    f("kinds", Shape::StrList, "Globs over the document kind: PipelineSpec, Workflow, CronWorkflow, Deployment, ..."),
+    f(
+        "names",
+        Shape::StrList,
+        "Globs over the component's names and task paths; * and ? stop at '/', ** crosses levels.",
+    ),
+    f(
+        "images",
+        Shape::StrList,
+        "Globs over main container images; * matches any character.",
+    ),
+    f(
+        "pipelines",
+        Shape::StrList,
+        "Globs over the top-level pipeline name.",
+    ),
+    f(
+        "kinds",
+        Shape::StrList,
+        "Globs over the document kind: PipelineSpec, Workflow, CronWorkflow, Deployment, ...",
+    ),
 ];
 
 pub const TAINT: &[Field] = &[
     req("key", Shape::Str, "Taint key."),
     f("value", Shape::Str, "Taint value."),
-    req("effect", Shape::Str, "NoSchedule, PreferNoSchedule or NoExecute."),
+    req(
+        "effect",
+        Shape::Str,
+        "NoSchedule, PreferNoSchedule or NoExecute.",
+    ),
 ];
 
 pub const NODE_POOL: &[Field] = &[
     req("name", Shape::Str, "Pool name (DNS-1123 label), unique."),
     f("nodes", Shape::StrList, "Node-name globs (live side)."),
-    f("nodeSelector", Shape::Str, "Label selector in kubectl syntax (live side)."),
-    f("labels", Shape::StrMap, "Labels every node of the pool carries."),
-    f("taints", Shape::List(&Shape::Object(TAINT)), "Taints every node of the pool carries."),
+    f(
+        "nodeSelector",
+        Shape::Str,
+        "Label selector in kubectl syntax (live side).",
+    ),
+    f(
+        "labels",
+        Shape::StrMap,
+        "Labels every node of the pool carries.",
+    ),
+    f(
+        "taints",
+        Shape::List(&Shape::Object(TAINT)),
+        "Taints every node of the pool carries.",
+    ),
 ];
 
 pub const RULE: &[Field] = &[
     req("name", Shape::Str, "Rule name, unique."),
-    f("match", Shape::Object(SELECTOR), "Which components; omitted or empty selects every pod-creating component."),
-    f("exclude", Shape::Object(SELECTOR), "Components to leave out; any hit wins."),
-    f("pool", Shape::Str, "Tolerate the pool's taints and require its labels."),
-    f("tolerations", Shape::List(&Shape::Object(TOLERATION)), "core/v1 Tolerations."),
-    f("nodeSelector", Shape::StrMap, "Node labels the pod requires."),
+    f(
+        "match",
+        Shape::Object(SELECTOR),
+        "Which components; omitted or empty selects every pod-creating component.",
+    ),
+    f(
+        "exclude",
+        Shape::Object(SELECTOR),
+        "Components to leave out; any hit wins.",
+    ),
+    f(
+        "pool",
+        Shape::Str,
+        "Tolerate the pool's taints and require its labels.",
+    ),
+    f(
+        "tolerations",
+        Shape::List(&Shape::Object(TOLERATION)),
+        "core/v1 Tolerations.",
+    ),
+    f(
+        "nodeSelector",
+        Shape::StrMap,
+        "Node labels the pod requires.",
+    ),
     f("affinity", Shape::Object(AFFINITY), "core/v1 Affinity."),
     f("podLabels", Shape::StrMap, "Labels for the pod."),
     f("podAnnotations", Shape::StrMap, "Annotations for the pod."),
-    f("strategy", Shape::Enum(&["merge", "replace"]), "merge (default) or replace the fields this rule names."),
+    f(
+        "strategy",
+        Shape::Enum(&["merge", "replace"]),
+        "merge (default) or replace the fields this rule names.",
+    ),
 ];
 
 pub const SPEC: &[Field] = &[
-    f("nodePools", Shape::List(&Shape::Object(NODE_POOL)), "Named groups of nodes."),
-    f("rules", Shape::List(&Shape::Object(RULE)), "Rules, applied in order."),
+    f(
+        "nodePools",
+        Shape::List(&Shape::Object(NODE_POOL)),
+        "Named groups of nodes.",
+    ),
+    f(
+        "rules",
+        Shape::List(&Shape::Object(RULE)),
+        "Rules, applied in order.",
+    ),
 ];
 
 pub const METADATA: &[Field] = &[
     f("name", Shape::Str, "Policy name."),
-    f("namespace", Shape::Str, "Ignored; allowed so the policy can be a KRM functionConfig."),
+    f(
+        "namespace",
+        Shape::Str,
+        "Ignored; allowed so the policy can be a KRM functionConfig.",
+    ),
     f("labels", Shape::StrMap, "Labels."),
-    f("annotations", Shape::StrMap, "Annotations (KRM function annotations go here)."),
+    f(
+        "annotations",
+        Shape::StrMap,
+        "Annotations (KRM function annotations go here).",
+    ),
 ];
 
 pub const POLICY: &[Field] = &[
-    req("apiVersion", Shape::Enum(&["kfsched.dev/v1alpha1"]), "kfsched.dev/v1alpha1"),
-    req("kind", Shape::Enum(&["SchedulingPolicy"]), "SchedulingPolicy"),
+    req(
+        "apiVersion",
+        Shape::Enum(&["kfsched.dev/v1alpha1"]),
+        "kfsched.dev/v1alpha1",
+    ),
+    req(
+        "kind",
+        Shape::Enum(&["SchedulingPolicy"]),
+        "SchedulingPolicy",
+    ),
     f("metadata", Shape::Object(METADATA), "Object metadata."),
     req("spec", Shape::Object(SPEC), "The policy."),
 ];
@@ -226,7 +390,11 @@ impl<'t, 'a> Reader<'t, 'a> {
         self.locs.insert(path.to_string(), tree.position(node));
         let n = tree.node(node);
         if n.kind == Kind::Alias {
-            self.diag(node, path, "YAML aliases are not supported in a policy; write the value out".into());
+            self.diag(
+                node,
+                path,
+                "YAML aliases are not supported in a policy; write the value out".into(),
+            );
             return Json::Null;
         }
         match shape {
@@ -236,9 +404,18 @@ impl<'t, 'a> Reader<'t, 'a> {
                 };
                 if let Shape::Enum(options) = shape {
                     if !options.contains(&s.as_str()) {
-                        let hint = nearest(&s, options.iter().copied()).map(|n| format!("; did you mean {n:?}?")).unwrap_or_default();
+                        let hint = nearest(&s, options.iter().copied())
+                            .map(|n| format!("; did you mean {n:?}?"))
+                            .unwrap_or_default();
                         let opts: Vec<String> = options.iter().map(|o| format!("{o:?}")).collect();
-                        self.diag(node, path, format!("Unsupported value: {s:?}: supported values: {}{hint}", opts.join(", ")));
+                        self.diag(
+                            node,
+                            path,
+                            format!(
+                                "Unsupported value: {s:?}: supported values: {}{hint}",
+                                opts.join(", ")
+                            ),
+                        );
                     }
                 }
                 Json::String(s)
@@ -351,8 +528,16 @@ impl<'t, 'a> Reader<'t, 'a> {
                 }
                 for fl in fields.iter().filter(|fl| fl.required) {
                     if !out.contains_key(fl.name) {
-                        let p = if path.is_empty() { fl.name.to_string() } else { format!("{path}.{}", fl.name) };
-                        self.diag(node, &p, format!("Required value: {:?} must be set", fl.name));
+                        let p = if path.is_empty() {
+                            fl.name.to_string()
+                        } else {
+                            format!("{path}.{}", fl.name)
+                        };
+                        self.diag(
+                            node,
+                            &p,
+                            format!("Required value: {:?} must be set", fl.name),
+                        );
                     }
                 }
                 Json::Object(out)
@@ -379,7 +564,11 @@ impl<'t, 'a> Reader<'t, 'a> {
                         Resolved::Int => "an integer",
                         _ => "a number",
                     };
-                    self.diag(node, path, format!("must be a string, got {t} ({s}); quote it: \"{s}\""));
+                    self.diag(
+                        node,
+                        path,
+                        format!("must be a string, got {t} ({s}); quote it: \"{s}\""),
+                    );
                     return None;
                 }
             }
@@ -415,8 +604,14 @@ fn describe(tree: &Tree, node: NodeId) -> String {
 pub fn json_schema() -> Json {
     let mut root = object_schema(POLICY);
     if let Json::Object(m) = &mut root {
-        m.insert("$schema".into(), json!("https://json-schema.org/draft/2020-12/schema"));
-        m.insert("$id".into(), json!("https://kfsched.dev/schemas/v1alpha1/schedulingpolicy.json"));
+        m.insert(
+            "$schema".into(),
+            json!("https://json-schema.org/draft/2020-12/schema"),
+        );
+        m.insert(
+            "$id".into(),
+            json!("https://kfsched.dev/schemas/v1alpha1/schedulingpolicy.json"),
+        );
         m.insert("title".into(), json!("SchedulingPolicy"));
         m.insert(
             "description".into(),
@@ -447,7 +642,11 @@ fn object_schema(fields: &[Field]) -> Json {
         }
         props.insert(fl.name.to_string(), s);
     }
-    let required: Vec<&str> = fields.iter().filter(|fl| fl.required).map(|fl| fl.name).collect();
+    let required: Vec<&str> = fields
+        .iter()
+        .filter(|fl| fl.required)
+        .map(|fl| fl.name)
+        .collect();
     let mut m = Map::new();
     m.insert("type".into(), json!("object"));
     m.insert("additionalProperties".into(), json!(false));

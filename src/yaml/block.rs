@@ -19,7 +19,10 @@ pub struct BlockStyle {
 
 impl Default for BlockStyle {
     fn default() -> Self {
-        BlockStyle { step: 2, seq_offset: 0 }
+        BlockStyle {
+            step: 2,
+            seq_offset: 0,
+        }
     }
 }
 
@@ -52,7 +55,10 @@ impl BlockStyle {
                     Kind::Map => {
                         if let Some((ck, _)) = tree.entries(v).next() {
                             let c = col(tree.node(ck).start);
-                            if c > kc && c - kc < steps.len() && line_start(src, tree.node(ck).start) {
+                            if c > kc
+                                && c - kc < steps.len()
+                                && line_start(src, tree.node(ck).start)
+                            {
                                 steps[c - kc] += 1;
                                 budget -= 1;
                             }
@@ -73,7 +79,10 @@ impl BlockStyle {
                 }
             }
         }
-        let step = (1..steps.len()).max_by_key(|&i| (steps[i], usize::from(i == 2))).filter(|&i| steps[i] > 0).unwrap_or(2);
+        let step = (1..steps.len())
+            .max_by_key(|&i| (steps[i], usize::from(i == 2)))
+            .filter(|&i| steps[i] > 0)
+            .unwrap_or(2);
         let seq_offset = (0..seq_offsets.len())
             .max_by_key(|&i| (seq_offsets[i], usize::from(i == 0)))
             .filter(|&i| seq_offsets[i] > 0)
@@ -192,7 +201,11 @@ fn line_start(src: &str, off: u32) -> bool {
 pub fn dash_before(src: &str, item_start: usize) -> Option<usize> {
     let b = src.as_bytes();
     let mut i = item_start.min(b.len());
-    if i < b.len() && b[i] == b'-' && b.get(i + 1).is_none_or(|c| matches!(c, b' ' | b'\n' | b'\r')) {
+    if i < b.len()
+        && b[i] == b'-'
+        && b.get(i + 1)
+            .is_none_or(|c| matches!(c, b' ' | b'\n' | b'\r'))
+    {
         return Some(i);
     }
     while i > 0 {
@@ -240,7 +253,10 @@ pub fn scalar_text(v: &Value, flow: bool) -> String {
 pub fn flow_text(v: &Value) -> String {
     match v {
         Value::Map(m) => {
-            let parts: Vec<String> = m.iter().map(|(k, v)| format!("{}: {}", quote(k, true), flow_text(v))).collect();
+            let parts: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{}: {}", quote(k, true), flow_text(v)))
+                .collect();
             format!("{{{}}}", parts.join(", "))
         }
         Value::Seq(s) => {
@@ -266,7 +282,10 @@ mod tests {
 
     #[test]
     fn renders_block_entries() {
-        let st = BlockStyle { step: 4, seq_offset: 4 };
+        let st = BlockStyle {
+            step: 4,
+            seq_offset: 4,
+        };
         let v = Value::Seq(vec![Value::Map(vec![
             ("effect".into(), Value::str("NoSchedule")),
             ("key".into(), Value::str("gpu")),
@@ -276,6 +295,9 @@ mod tests {
             st.entry("tolerations", &v, 8),
             "        tolerations:\n            - effect: NoSchedule\n              key: gpu\n              operator: Exists\n"
         );
-        assert_eq!(flow_text(&Value::Map(vec![("a".into(), Value::str("yes"))])), "{a: 'yes'}");
+        assert_eq!(
+            flow_text(&Value::Map(vec![("a".into(), Value::str("yes"))])),
+            "{a: 'yes'}"
+        );
     }
 }

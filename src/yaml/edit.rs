@@ -47,6 +47,11 @@ pub enum Placement {
     Canonical(&'static [&'static str]),
     /// Before the first existing key from this list; at the end otherwise.
     BeforeAny(&'static [&'static str]),
+    /// Where the desired value puts it: before the next of its keys that
+    /// already exists (only meaningful inside a reconcile).
+    AsDesired,
+    /// Before this key.
+    BeforeKey(String),
 }
 
 /// One requested change.
@@ -54,9 +59,18 @@ pub enum Placement {
 pub enum Edit {
     /// Make the subtree at `node` equal `desired`, changing as little text as
     /// possible (append to sequences, add keys, replace scalars).
-    Reconcile { node: NodeId, desired: Value, placement: Placement },
+    Reconcile {
+        node: NodeId,
+        desired: Value,
+        placement: Placement,
+    },
     /// Add `key: value` to `map`, which does not have the key.
-    Insert { map: NodeId, key: String, value: Value, placement: Placement },
+    Insert {
+        map: NodeId,
+        key: String,
+        value: Value,
+        placement: Placement,
+    },
     /// Append a document at the end of the stream.
     AppendDocument { value: Value },
 }
@@ -117,8 +131,17 @@ impl<'t, 'a> Editor<'t, 'a> {
 
     pub fn apply(&mut self, edit: Edit) -> Result<(), EditError> {
         match edit {
-            Edit::Reconcile { node, desired, placement } => self.reconcile(node, &desired, &placement),
-            Edit::Insert { map, key, value, placement } => {
+            Edit::Reconcile {
+                node,
+                desired,
+                placement,
+            } => self.reconcile(node, &desired, &placement),
+            Edit::Insert {
+                map,
+                key,
+                value,
+                placement,
+            } => {
                 self.check_editable(map)?;
                 self.insert_key(map, &key, &value, &placement)
             }
@@ -132,15 +155,20 @@ impl<'t, 'a> Editor<'t, 'a> {
     /// Applies the splices to the original text.
     pub fn finish(mut self) -> Result<String, EditError> {
         let src = self.tree.src();
-        self.splices.sort_by_key(|s| (s.start, Reverse(s.col), s.seq));
-        let mut out = String::with_capacity(src.len() + self.splices.iter().map(|s| s.text.len()).sum::<usize>());
+        self.splices
+            .sort_by_key(|s| (s.start, Reverse(s.col), s.seq));
+        let mut out = String::with_capacity(
+            src.len() + self.splices.iter().map(|s| s.text.len()).sum::<usize>(),
+        );
         let mut pos = 0usize;
         for s in &self.splices {
             if s.start < pos {
                 return Err(EditError {
                     offset: s.start,
                     path: String::new(),
-                    message: "internal error: two edits overlap; please report this with the input file".into(),
+                    message:
+                        "internal error: two edits overlap; please report this with the input file"
+                            .into(),
                 });
             }
             out.push_str(&src[pos..s.start]);
@@ -157,7 +185,13 @@ impl<'t, 'a> Editor<'t, 'a> {
 
     fn splice(&mut self, start: usize, end: usize, text: String, col: usize) {
         let seq = self.splices.len();
-        self.splices.push(Splice { start, end, text, col, seq });
+        self.splices.push(Splice {
+            start,
+            end,
+            text,
+            col,
+            seq,
+        });
     }
 
     fn err(&self, node: NodeId, message: impl Into<String>) -> EditError {
@@ -226,7 +260,12 @@ impl<'t, 'a> Editor<'t, 'a> {
 
     // ----- reconcile ---------------------------------------------------------------
 
-    fn reconcile(&mut self, node: NodeId, desired: &Value, placement: &Placement) -> Result<(), EditError> {
+    fn reconcile(
+        &mut self,
+        node: NodeId,
+        desired: &Value,
+        placement: &Placement,
+    ) -> Result<(), EditError> {
         self.check_editable(node)?;
         let tree = self.tree;
         let n = tree.node(node);
@@ -243,22 +282,31 @@ impl<'t, 'a> Editor<'t, 'a> {
                 for (k, v) in d {
                     match tree.get(node, k) {
                         Err((_, second)) => {
-                            return Err(self.err(second, format!("duplicate key {k:?} on the edit path; remove one of them")));
+                            return Err(self.err(
+                                second,
+                                format!("duplicate key {k:?} on the edit path; remove one of them"),
+                            ));
                         }
                         Ok(Some((kn, vn))) => existing.push((kn, vn)),
                         Ok(None) => missing.push((k, v)),
                     }
                     let _ = v;
                 }
-                let extra = tree.entries(node).any(|(k, _)| !d.iter().any(|(dk, _)| dk == tree.scalar(k)));
-                if extra && n.style == Style::Flow {
-                    return self.replace_node(node, desired);
-                }
-                if extra {
-                    let removals: Vec<(NodeId, NodeId)> = tree
-                        .entries(node)
-                        .filter(|(k, _)| !d.iter().any(|(dk, _)| dk == tree.scalar(*k)))
-                        .collect();
+                let removals: Vec<(NodeId, NodeId)> = tree
+                    .entries(node)
+                    .filter(|(k, _)| !d.iter().any(|(dk, _)| dk == tree.scalar(*k)))
+                    .collect();
+                if !removals.is_empty() {
+                    // Remove entries line by line only when some entry stays and
+                    // every removed key starts its own line; otherwise re-render.
+                    let src = tree.src();
+                    let own_lines = removals.iter().all(|&(k, _)| {
+                        let ks = self.node_start(k);
+                        src[line_start(src, ks)..ks].bytes().all(|b| b == b' ')
+                    });
+                    if n.style == Style::Flow || existing.is_empty() || !own_lines {
+                        return self.replace_node(node, desired);
+                    }
                     for (k, v) in removals {
                         self.remove_entry(node, k, v)?;
                     }
@@ -269,7 +317,19 @@ impl<'t, 'a> Editor<'t, 'a> {
                     }
                 }
                 for (k, v) in missing {
-                    self.insert_key(node, k, v, placement)?;
+                    let at = match placement {
+                        Placement::AsDesired => {
+                            let i = d.iter().position(|(dk, _)| dk == k).unwrap_or(d.len());
+                            d[i + 1..]
+                                .iter()
+                                .find(|(dk, _)| {
+                                    existing.iter().any(|(kn, _)| tree.scalar(*kn) == dk)
+                                })
+                                .map_or(Placement::End, |(dk, _)| Placement::BeforeKey(dk.clone()))
+                        }
+                        p => p.clone(),
+                    };
+                    self.insert_key(node, k, v, &at)?;
                 }
                 Ok(())
             }
@@ -281,7 +341,11 @@ impl<'t, 'a> Editor<'t, 'a> {
                     return Ok(());
                 }
                 let items: Vec<NodeId> = tree.items(node).collect();
-                let prefix = items.len() <= d.len() && items.iter().zip(d.iter()).all(|(&i, v)| node_value(tree, i) == *v);
+                let prefix = items.len() <= d.len()
+                    && items
+                        .iter()
+                        .zip(d.iter())
+                        .all(|(&i, v)| node_value(tree, i) == *v);
                 if prefix {
                     if items.len() < d.len() {
                         for &i in &items {
@@ -343,7 +407,8 @@ impl<'t, 'a> Editor<'t, 'a> {
                 // A comment between the colon and the value stays where it is.
                 let between = &src[after..start.max(after)];
                 let comment = between.find('#').map(|p| after + p);
-                let keep_flow = tree.node(node).style == Style::Flow && matches!(value, Value::Map(_) | Value::Seq(_));
+                let keep_flow = tree.node(node).style == Style::Flow
+                    && matches!(value, Value::Map(_) | Value::Seq(_));
                 let text = match self.flavor.profile() {
                     Some(p) => Emitter::after_key(p, value, key_col, self.col(after)),
                     None if keep_flow => format!(" {}", flow_text(value)),
@@ -368,11 +433,16 @@ impl<'t, 'a> Editor<'t, 'a> {
                 Ok(())
             }
             Kind::Seq => {
-                let dash = dash_before(src, start).ok_or_else(|| self.err(node, "cannot find the `-` of this sequence item"))?;
+                let dash = dash_before(src, start)
+                    .ok_or_else(|| self.err(node, "cannot find the `-` of this sequence item"))?;
                 let dash_col = self.col(dash);
                 let text = match self.flavor {
                     Flavor::Generic(bs) => bs.after_dash(value, dash_col),
-                    f => Emitter::after_dash(f.profile().unwrap_or(PyProfile::KfpV2), value, dash_col),
+                    f => Emitter::after_dash(
+                        f.profile().unwrap_or(PyProfile::KfpV2),
+                        value,
+                        dash_col,
+                    ),
                 };
                 self.splice(dash + 1, end.max(dash + 1), text, dash_col + 1);
                 Ok(())
@@ -383,7 +453,13 @@ impl<'t, 'a> Editor<'t, 'a> {
 
     // ----- maps --------------------------------------------------------------------
 
-    fn insert_key(&mut self, map: NodeId, key: &str, value: &Value, placement: &Placement) -> Result<(), EditError> {
+    fn insert_key(
+        &mut self,
+        map: NodeId,
+        key: &str,
+        value: &Value,
+        placement: &Placement,
+    ) -> Result<(), EditError> {
         let tree = self.tree;
         let n = tree.node(map);
         match n.kind {
@@ -400,8 +476,17 @@ impl<'t, 'a> Editor<'t, 'a> {
                 return self.replace_node(map, &v);
             }
             // Hand-written flow mapping: add `, key: value` after the last value.
-            let last = tree.children(map).last().map(|c| self.node_end(c)).unwrap_or(self.node_start(map) + 1);
-            let text = format!(", {}", flow_text(&Value::Map(vec![(key.to_string(), value.clone())])).trim_start_matches('{').trim_end_matches('}'));
+            let last = tree
+                .children(map)
+                .last()
+                .map(|c| self.node_end(c))
+                .unwrap_or(self.node_start(map) + 1);
+            let text = format!(
+                ", {}",
+                flow_text(&Value::Map(vec![(key.to_string(), value.clone())]))
+                    .trim_start_matches('{')
+                    .trim_end_matches('}')
+            );
             let col = self.col(last);
             self.splice(last, last, text, col);
             return Ok(());
@@ -419,7 +504,10 @@ impl<'t, 'a> Editor<'t, 'a> {
         match before {
             Some(at) => self.splice(at, at, text, key_col),
             None => {
-                let last_end = entries.last().map(|&(_, v)| self.node_end(v)).unwrap_or(self.node_end(map));
+                let last_end = entries
+                    .last()
+                    .map(|&(_, v)| self.node_end(v))
+                    .unwrap_or(self.node_end(map));
                 self.insert_after_line(last_end, text, key_col);
             }
         }
@@ -427,7 +515,12 @@ impl<'t, 'a> Editor<'t, 'a> {
     }
 
     /// The offset before which a new key goes, or `None` for "after the last entry".
-    fn position_before(&self, entries: &[(NodeId, NodeId)], key: &str, placement: &Placement) -> Option<usize> {
+    fn position_before(
+        &self,
+        entries: &[(NodeId, NodeId)],
+        key: &str,
+        placement: &Placement,
+    ) -> Option<usize> {
         let tree = self.tree;
         let keys: Vec<&str> = entries.iter().map(|&(k, _)| tree.scalar(k)).collect();
         let target = match placement {
@@ -441,15 +534,25 @@ impl<'t, 'a> Editor<'t, 'a> {
             }
             Placement::Canonical(order) => {
                 let rank = order.iter().position(|k| *k == key)?;
-                entries.iter().find(|&&(k, _)| order.iter().position(|o| *o == tree.scalar(k)).is_some_and(|r| r > rank))
+                entries.iter().find(|&&(k, _)| {
+                    order
+                        .iter()
+                        .position(|o| *o == tree.scalar(k))
+                        .is_some_and(|r| r > rank)
+                })
             }
-            Placement::BeforeAny(list) => entries.iter().find(|&&(k, _)| list.contains(&tree.scalar(k))),
+            Placement::BeforeAny(list) => entries
+                .iter()
+                .find(|&&(k, _)| list.contains(&tree.scalar(k))),
+            Placement::BeforeKey(key) => entries.iter().find(|&&(k, _)| tree.scalar(k) == key),
+            Placement::AsDesired => None,
         }?;
         let k_start = self.node_start(target.0);
         let src = self.tree.src();
         let ls = line_start(src, k_start);
         // Only when the key is the first thing on its line (not `- key:`).
-        if !src[ls..k_start].bytes().all(|b| b == b' ') || (ls == 0 && src.starts_with('\u{feff}')) {
+        if !src[ls..k_start].bytes().all(|b| b == b' ') || (ls == 0 && src.starts_with('\u{feff}'))
+        {
             return None;
         }
         // Comment lines right above the key belong to it.
@@ -499,7 +602,12 @@ impl<'t, 'a> Editor<'t, 'a> {
 
     // ----- sequences ---------------------------------------------------------------
 
-    fn append_items(&mut self, seq: NodeId, items: &[NodeId], new: &[Value]) -> Result<(), EditError> {
+    fn append_items(
+        &mut self,
+        seq: NodeId,
+        items: &[NodeId],
+        new: &[Value],
+    ) -> Result<(), EditError> {
         let tree = self.tree;
         let src = tree.src();
         if tree.node(seq).style == Style::Flow {
@@ -517,13 +625,18 @@ impl<'t, 'a> Editor<'t, 'a> {
         let Some(&first) = items.first() else {
             return Err(self.err(seq, "empty block sequence"));
         };
-        let dash = dash_before(src, self.node_start(first)).ok_or_else(|| self.err(first, "cannot find the `-` of this sequence item"))?;
+        let dash = dash_before(src, self.node_start(first))
+            .ok_or_else(|| self.err(first, "cannot find the `-` of this sequence item"))?;
         let dash_col = self.col(dash);
         let mut text = String::new();
         for v in new {
             match self.flavor {
                 Flavor::Generic(bs) => text.push_str(&bs.item(v, dash_col)),
-                f => text.push_str(&Emitter::seq_item(f.profile().unwrap_or(PyProfile::KfpV2), v, dash_col)),
+                f => text.push_str(&Emitter::seq_item(
+                    f.profile().unwrap_or(PyProfile::KfpV2),
+                    v,
+                    dash_col,
+                )),
             }
         }
         let last_end = self.node_end(*items.last().unwrap_or(&first));
@@ -548,7 +661,10 @@ impl<'t, 'a> Editor<'t, 'a> {
                     }
                 }
             }
-            f => text.push_str(&Emitter::next_document(f.profile().unwrap_or(PyProfile::KfpV2), value)),
+            f => text.push_str(&Emitter::next_document(
+                f.profile().unwrap_or(PyProfile::KfpV2),
+                value,
+            )),
         }
         let end = src.len();
         self.splice(end, end, text, 0);
@@ -560,10 +676,7 @@ impl Placement {
     fn default_for(self, flavor: Flavor) -> Placement {
         match flavor {
             Flavor::KfpV2 => Placement::Sorted,
-            _ => match self {
-                Placement::Sorted => Placement::End,
-                p => p,
-            },
+            _ => Placement::AsDesired,
         }
     }
 }
@@ -577,10 +690,19 @@ mod tests {
     use super::*;
 
     fn v(pairs: &[(&str, Value)]) -> Value {
-        Value::Map(pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+        Value::Map(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
     }
 
-    fn run(src: &str, flavor: impl Fn(&Tree) -> Flavor, edits: impl Fn(&Tree) -> Vec<Edit>) -> String {
+    fn run(
+        src: &str,
+        flavor: impl Fn(&Tree) -> Flavor,
+        edits: impl Fn(&Tree) -> Vec<Edit>,
+    ) -> String {
         let t = Tree::parse(src).unwrap();
         let mut e = Editor::new(&t, flavor(&t));
         for ed in edits(&t) {
@@ -606,7 +728,10 @@ mod tests {
                 }]
             },
         );
-        assert_eq!(out, "# head\r\nspec:\r\n  a: 1  # keep\r\n  nodeSelector:\r\n    disktype: ssd\r\n  # tail\r\nother: x\r\n");
+        assert_eq!(
+            out,
+            "# head\r\nspec:\r\n  a: 1  # keep\r\n  nodeSelector:\r\n    disktype: ssd\r\n  # tail\r\nother: x\r\n"
+        );
     }
 
     #[test]
@@ -636,7 +761,10 @@ mod tests {
                 ]
             },
         );
-        assert_eq!(out, "tolerations:\n    - key: a\n      operator: Exists\n    - key: b\n      operator: Exists\nnodeSelector: {x: y, z: 'true'}\n");
+        assert_eq!(
+            out,
+            "tolerations:\n    - key: a\n      operator: Exists\n    - key: b\n      operator: Exists\nnodeSelector: {x: y, z: 'true'}\n"
+        );
     }
 
     #[test]

@@ -205,10 +205,14 @@ impl Emitter {
         match self.profile {
             PyProfile::KfpV2 => false,
             PyProfile::KfpV1 => match v {
-                Value::Seq(items) => items.iter().all(|i| Self::is_scalar(i) && !self.forced_style(i)),
-                Value::Map(entries) => entries
+                Value::Seq(items) => items
                     .iter()
-                    .all(|(k, v)| !self.forced_style(&Value::Str(k.clone())) && Self::is_scalar(v) && !self.forced_style(v)),
+                    .all(|i| Self::is_scalar(i) && !self.forced_style(i)),
+                Value::Map(entries) => entries.iter().all(|(k, v)| {
+                    !self.forced_style(&Value::Str(k.clone()))
+                        && Self::is_scalar(v)
+                        && !self.forced_style(v)
+                }),
                 _ => false,
             },
         }
@@ -368,7 +372,8 @@ impl Emitter {
         if ev.style.is_none()
             && ev.implicit_plain
             && !(self.simple_key_context && (a.empty || a.multiline))
-            && ((self.flow_level > 0 && a.allow_flow_plain) || (self.flow_level == 0 && a.allow_block_plain))
+            && ((self.flow_level > 0 && a.allow_flow_plain)
+                || (self.flow_level == 0 && a.allow_block_plain))
         {
             return ' ';
         }
@@ -377,7 +382,10 @@ impl Emitter {
                 return s;
             }
         }
-        if (ev.style.is_none() || ev.style == Some('\'')) && a.allow_single_quoted && !(self.simple_key_context && a.multiline) {
+        if (ev.style.is_none() || ev.style == Some('\''))
+            && a.allow_single_quoted
+            && !(self.simple_key_context && a.multiline)
+        {
             return '\'';
         }
         '"'
@@ -400,7 +408,13 @@ impl Emitter {
 
     // ----- writers ---------------------------------------------------------------
 
-    fn write_indicator(&mut self, indicator: &str, need_whitespace: bool, whitespace: bool, indention: bool) {
+    fn write_indicator(
+        &mut self,
+        indicator: &str,
+        need_whitespace: bool,
+        whitespace: bool,
+        indention: bool,
+    ) {
         if !(self.whitespace || !need_whitespace) {
             self.out.push(' ');
             self.column += 1;
@@ -482,7 +496,9 @@ impl Emitter {
                     self.indention = false;
                     start = end;
                 }
-            } else if ch.is_none() || matches!(ch, Some(' ' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')) {
+            } else if ch.is_none()
+                || matches!(ch, Some(' ' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}'))
+            {
                 let s: String = chars[start..end].iter().collect();
                 self.write_raw(&s);
                 start = end;
@@ -505,7 +521,12 @@ impl Emitter {
             let ch = chars.get(end).copied();
             if spaces {
                 if ch != Some(' ') {
-                    if start + 1 == end && self.column > self.best_width && split && start != 0 && end != chars.len() {
+                    if start + 1 == end
+                        && self.column > self.best_width
+                        && split
+                        && start != 0
+                        && end != chars.len()
+                    {
                         self.write_indent();
                     } else {
                         let s: String = chars[start..end].iter().collect();
@@ -529,7 +550,13 @@ impl Emitter {
                     self.write_indent();
                     start = end;
                 }
-            } else if (ch.is_none() || matches!(ch, Some(' ' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}' | '\''))) && start < end {
+            } else if (ch.is_none()
+                || matches!(
+                    ch,
+                    Some(' ' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}' | '\'')
+                ))
+                && start < end
+            {
                 let s: String = chars[start..end].iter().collect();
                 self.write_raw(&s);
                 start = end;
@@ -555,7 +582,12 @@ impl Emitter {
             let ch = chars.get(end).copied();
             let needs_escape = match ch {
                 None => true,
-                Some(c) => matches!(c, '"' | '\\' | '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}') || !(' '..='~').contains(&c),
+                Some(c) => {
+                    matches!(
+                        c,
+                        '"' | '\\' | '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}'
+                    ) || !(' '..='~').contains(&c)
+                }
             };
             if needs_escape {
                 if start < end {
@@ -622,7 +654,12 @@ impl Emitter {
             let last = chars[chars.len() - 1];
             if !matches!(last, '\n' | '\u{85}' | '\u{2028}' | '\u{2029}') {
                 hints.push('-');
-            } else if chars.len() == 1 || matches!(chars[chars.len() - 2], '\n' | '\u{85}' | '\u{2028}' | '\u{2029}') {
+            } else if chars.len() == 1
+                || matches!(
+                    chars[chars.len() - 2],
+                    '\n' | '\u{85}' | '\u{2028}' | '\u{2029}'
+                )
+            {
                 hints.push('+');
             }
         }
@@ -647,7 +684,8 @@ impl Emitter {
                     }
                     start = end;
                 }
-            } else if ch.is_none() || matches!(ch, Some('\n' | '\u{85}' | '\u{2028}' | '\u{2029}')) {
+            } else if ch.is_none() || matches!(ch, Some('\n' | '\u{85}' | '\u{2028}' | '\u{2029}'))
+            {
                 let s: String = chars[start..end].iter().collect();
                 self.out.push_str(&s);
                 if ch.is_none() {
@@ -664,7 +702,10 @@ impl Emitter {
 }
 
 fn is_ws(c: Option<char>) -> bool {
-    matches!(c, None | Some('\0' | ' ' | '\t' | '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}'))
+    matches!(
+        c,
+        None | Some('\0' | ' ' | '\t' | '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')
+    )
 }
 
 fn analyze_scalar(scalar: &str) -> Analysis {
@@ -683,7 +724,8 @@ fn analyze_scalar(scalar: &str) -> Analysis {
     let mut flow_indicators = false;
     let mut line_breaks = false;
     let mut special_characters = false;
-    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) = (false, false, false, false);
+    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
+        (false, false, false, false);
     let (mut break_space, mut space_break) = (false, false);
     if scalar.starts_with("---") || scalar.starts_with("...") {
         block_indicators = true;
@@ -812,7 +854,11 @@ fn analyze_scalar(scalar: &str) -> Analysis {
 /// renderer: `None` when plain is allowed (in flow or block context).
 pub fn scalar_needs_quotes(s: &str, flow: bool) -> Option<char> {
     let a = analyze_scalar(s);
-    let plain_ok = if flow { a.allow_flow_plain } else { a.allow_block_plain };
+    let plain_ok = if flow {
+        a.allow_flow_plain
+    } else {
+        a.allow_block_plain
+    };
     if plain_ok && !a.empty && resolve_plain(s) == Resolved::Str {
         None
     } else if a.allow_single_quoted && !a.multiline {
@@ -843,7 +889,12 @@ mod tests {
     use super::*;
 
     fn map(entries: &[(&str, Value)]) -> Value {
-        Value::Map(entries.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+        Value::Map(
+            entries
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
     }
 
     #[test]
@@ -865,9 +916,24 @@ mod tests {
 
     #[test]
     fn v1_leaf_maps_are_inline_and_forced_words_are_double_quoted() {
-        let t1 = map(&[("effect", Value::str("NoSchedule")), ("key", Value::str("key")), ("operator", Value::str("Equal")), ("value", Value::str("experiment"))]);
-        let t2 = map(&[("effect", Value::str("PreferNoSchedule")), ("key", Value::str("soft")), ("operator", Value::str("Equal")), ("value", Value::str("true"))]);
-        let s = Emitter::block_entry(PyProfile::KfpV1, "tolerations", &Value::Seq(vec![t1, t2]), 4);
+        let t1 = map(&[
+            ("effect", Value::str("NoSchedule")),
+            ("key", Value::str("key")),
+            ("operator", Value::str("Equal")),
+            ("value", Value::str("experiment")),
+        ]);
+        let t2 = map(&[
+            ("effect", Value::str("PreferNoSchedule")),
+            ("key", Value::str("soft")),
+            ("operator", Value::str("Equal")),
+            ("value", Value::str("true")),
+        ]);
+        let s = Emitter::block_entry(
+            PyProfile::KfpV1,
+            "tolerations",
+            &Value::Seq(vec![t1, t2]),
+            4,
+        );
         assert_eq!(
             s,
             "    tolerations:\n    - {effect: NoSchedule, key: key, operator: Equal, value: experiment}\n    - effect: PreferNoSchedule\n      key: soft\n      operator: Equal\n      value: \"true\"\n"
@@ -878,9 +944,15 @@ mod tests {
     fn v1_flow_collections_wrap_after_80_columns() {
         let t = map(&[
             ("effect", Value::str("NoSchedule")),
-            ("key", Value::str("example.com/some-really-long-taint-key-name-for-wrapping")),
+            (
+                "key",
+                Value::str("example.com/some-really-long-taint-key-name-for-wrapping"),
+            ),
             ("operator", Value::str("Equal")),
-            ("value", Value::str("a-very-long-label-value-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")),
+            (
+                "value",
+                Value::str("a-very-long-label-value-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+            ),
         ]);
         let s = Emitter::seq_item(PyProfile::KfpV1, &t, 4);
         assert_eq!(

@@ -160,7 +160,10 @@ pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(src.len());
     let before = &src.as_bytes()[..offset];
     let line = before.iter().filter(|&&c| c == b'\n').count() + 1;
-    let line_start = before.iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
+    let line_start = before
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |p| p + 1);
     let mut col = src[line_start..offset].chars().count() + 1;
     if line == 1 && src.starts_with('\u{feff}') {
         col = col.saturating_sub(1).max(1);
@@ -222,7 +225,8 @@ impl<'a> Tree<'a> {
                 }
                 Event::DocumentEnd => {}
                 Event::Alias(_) => {
-                    let id = tree.push_node(&mut stack, Kind::Alias, Style::Plain, s, e, false, false);
+                    let id =
+                        tree.push_node(&mut stack, Kind::Alias, Style::Plain, s, e, false, false);
                     let _ = id;
                 }
                 Event::Scalar(value, style, anchor, tag) => {
@@ -237,10 +241,20 @@ impl<'a> Tree<'a> {
                         mark(&mut anchored_ids, anchor);
                     }
                     let end = match style {
-                        Style::Literal | Style::Folded => block_scalar_end(src, s as usize, e as usize),
+                        Style::Literal | Style::Folded => {
+                            block_scalar_end(src, s as usize, e as usize)
+                        }
                         _ => e,
                     };
-                    let id = tree.push_node(&mut stack, Kind::Scalar, style, s, end, anchor > 0, tag.is_some());
+                    let id = tree.push_node(
+                        &mut stack,
+                        Kind::Scalar,
+                        style,
+                        s,
+                        end,
+                        anchor > 0,
+                        tag.is_some(),
+                    );
                     tree.set_text(id, &value, style, s as usize, e as usize);
                 }
                 Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
@@ -251,7 +265,8 @@ impl<'a> Tree<'a> {
                     };
                     let kind = if is_map { Kind::Map } else { Kind::Seq };
                     let style = if flow { Style::Flow } else { Style::Block };
-                    let id = tree.push_node(&mut stack, kind, style, s, e, anchor > 0, tag.is_some());
+                    let id =
+                        tree.push_node(&mut stack, kind, style, s, e, anchor > 0, tag.is_some());
                     stack.push(Open { node: id });
                 }
                 Event::SequenceEnd | Event::MappingEnd => {
@@ -403,7 +418,11 @@ impl<'a> Tree<'a> {
     }
 
     /// Looks a key up in a map. Returns `Err` with both key nodes when the key occurs twice.
-    pub fn get(&self, map: NodeId, key: &str) -> Result<Option<(NodeId, NodeId)>, (NodeId, NodeId)> {
+    pub fn get(
+        &self,
+        map: NodeId,
+        key: &str,
+    ) -> Result<Option<(NodeId, NodeId)>, (NodeId, NodeId)> {
         if self.kind(map) != Kind::Map {
             return Ok(None);
         }
@@ -498,7 +517,10 @@ impl<'a> Tree<'a> {
         while let Some(p) = self.parent(cur) {
             cur = p;
         }
-        self.documents.iter().position(|d| d.root == Some(cur)).unwrap_or(0)
+        self.documents
+            .iter()
+            .position(|d| d.root == Some(cur))
+            .unwrap_or(0)
     }
 }
 
@@ -557,7 +579,9 @@ fn block_scalar_end(src: &str, start: usize, end: usize) -> u32 {
 fn describe_scan_error(src: &str, offset: usize, info: &str) -> String {
     // A tab in a line's indentation is the common cause of several scanner
     // messages; say so plainly.
-    let line_start = src[..offset.min(src.len())].rfind('\n').map_or(0, |p| p + 1);
+    let line_start = src[..offset.min(src.len())]
+        .rfind('\n')
+        .map_or(0, |p| p + 1);
     let line = &src[line_start..];
     let indent: &str = &line[..line.len() - line.trim_start_matches([' ', '\t']).len()];
     if indent.contains('\t') || info.contains("tab") {
@@ -608,17 +632,29 @@ mod tests {
         let t = Tree::parse(src).unwrap();
         let root = t.documents[0].root.unwrap();
         let (_, a) = t.get(root, "a").unwrap().unwrap();
-        assert_eq!(&src[t.node(a).start as usize..t.node(a).end as usize], "\u{e9}t\u{e9}");
+        assert_eq!(
+            &src[t.node(a).start as usize..t.node(a).end as usize],
+            "\u{e9}t\u{e9}"
+        );
         let (_, b) = t.get(root, "b").unwrap().unwrap();
-        assert_eq!(&src[t.node(b).start as usize..t.node(b).end as usize], "{x: 1}");
+        assert_eq!(
+            &src[t.node(b).start as usize..t.node(b).end as usize],
+            "{x: 1}"
+        );
         assert_eq!(t.node(b).style, Style::Flow);
         let (_, c) = t.get(root, "c").unwrap().unwrap();
-        assert_eq!(&src[t.node(c).start as usize..t.node(c).end as usize], "p\n- q: 1\n  r: 'it''s'");
+        assert_eq!(
+            &src[t.node(c).start as usize..t.node(c).end as usize],
+            "p\n- q: 1\n  r: 'it''s'"
+        );
         let item = t.items(c).nth(1).unwrap();
         let (_, r) = t.get(item, "r").unwrap().unwrap();
         assert_eq!(t.scalar(r), "it's");
         let (_, d) = t.get(root, "d").unwrap().unwrap();
-        assert_eq!(&src[t.node(d).start as usize..t.node(d).end as usize], "lit");
+        assert_eq!(
+            &src[t.node(d).start as usize..t.node(d).end as usize],
+            "lit"
+        );
         assert_eq!(t.path(r), "c[1].r");
     }
 

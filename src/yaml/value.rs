@@ -33,7 +33,8 @@ impl PartialEq for Value {
             (Seq(a), Seq(b)) => a == b,
             (Map(a), Map(b)) => {
                 a.len() == b.len()
-                    && a.iter().all(|(k, v)| b.iter().any(|(k2, v2)| k == k2 && v == v2))
+                    && a.iter()
+                        .all(|(k, v)| b.iter().any(|(k2, v2)| k == k2 && v == v2))
             }
             _ => false,
         }
@@ -68,7 +69,10 @@ impl Value {
 
     /// Looks a key up in a map value.
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.as_map()?.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
     }
 
     /// Sets a key in a map value, keeping its position when it exists.
@@ -123,10 +127,13 @@ impl Value {
             Value::Null => serde_json::Value::Null,
             Value::Bool(b) => serde_json::Value::Bool(*b),
             Value::Int(i) => serde_json::Value::from(*i),
-            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(serde_json::Value::Null, serde_json::Value::Number),
+            Value::Float(f) => serde_json::Number::from_f64(*f)
+                .map_or(serde_json::Value::Null, serde_json::Value::Number),
             Value::Str(s) => serde_json::Value::String(s.clone()),
             Value::Seq(s) => serde_json::Value::Array(s.iter().map(Value::to_json).collect()),
-            Value::Map(m) => serde_json::Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
+            Value::Map(m) => {
+                serde_json::Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+            }
         }
     }
 
@@ -141,7 +148,11 @@ impl Value {
             },
             serde_json::Value::String(s) => Value::Str(s.clone()),
             serde_json::Value::Array(a) => Value::Seq(a.iter().map(Value::from_json).collect()),
-            serde_json::Value::Object(o) => Value::Map(o.iter().map(|(k, v)| (k.clone(), Value::from_json(v))).collect()),
+            serde_json::Value::Object(o) => Value::Map(
+                o.iter()
+                    .map(|(k, v)| (k.clone(), Value::from_json(v)))
+                    .collect(),
+            ),
         }
     }
 }
@@ -152,7 +163,11 @@ pub fn python_float_repr(f: f64) -> String {
         return ".nan".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { ".inf".into() } else { "-.inf".into() };
+        return if f > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        };
     }
     if f == f.trunc() && f.abs() < 1e16 {
         return format!("{f:.1}");
@@ -166,7 +181,11 @@ pub fn python_float_repr(f: f64) -> String {
         let r = format!("{f}");
         return if r.contains('.') { r } else { format!("{r}.0") };
     }
-    let mant = if mant.contains('.') { mant.to_string() } else { format!("{mant}.0") };
+    let mant = if mant.contains('.') {
+        mant.to_string()
+    } else {
+        format!("{mant}.0")
+    };
     let sign = if exp_num < 0 { '-' } else { '+' };
     format!("{mant}e{sign}{:02}", exp_num.abs())
 }
@@ -191,7 +210,24 @@ pub fn resolve_plain(s: &str) -> Resolved {
     }
     if matches!(
         s,
-        "yes" | "Yes" | "YES" | "no" | "No" | "NO" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE" | "on" | "On" | "ON" | "off" | "Off" | "OFF"
+        "yes"
+            | "Yes"
+            | "YES"
+            | "no"
+            | "No"
+            | "NO"
+            | "true"
+            | "True"
+            | "TRUE"
+            | "false"
+            | "False"
+            | "FALSE"
+            | "on"
+            | "On"
+            | "ON"
+            | "off"
+            | "Off"
+            | "OFF"
     ) {
         return Resolved::Bool;
     }
@@ -446,7 +482,10 @@ fn parse_int_11(s: &str) -> Option<i64> {
 pub fn plain_value(s: &str) -> Value {
     match resolve_plain(s) {
         Resolved::Null => Value::Null,
-        Resolved::Bool => Value::Bool(matches!(s, "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON")),
+        Resolved::Bool => Value::Bool(matches!(
+            s,
+            "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON"
+        )),
         Resolved::Int => parse_int_11(s).map_or_else(|| Value::Str(s.to_string()), Value::Int),
         Resolved::Float => {
             let t: String = s.chars().filter(|&c| c != '_').collect();
@@ -511,10 +550,16 @@ mod tests {
             assert_eq!(resolve_plain(s), Resolved::Bool, "{s}");
         }
         for s in ["1", "-12", "0x1f", "0o7x", "1_000", "190:20:30"] {
-            let expect = if s == "0o7x" { Resolved::Str } else { Resolved::Int };
+            let expect = if s == "0o7x" {
+                Resolved::Str
+            } else {
+                Resolved::Int
+            };
             assert_eq!(resolve_plain(s), expect, "{s}");
         }
-        for s in ["1.5", "1.", ".5", "1e3x", "1.0e+3", ".inf", "-.Inf", ".NaN", "1.8.22"] {
+        for s in [
+            "1.5", "1.", ".5", "1e3x", "1.0e+3", ".inf", "-.Inf", ".NaN", "1.8.22",
+        ] {
             let expect = match s {
                 "1e3x" | "1.8.22" => Resolved::Str,
                 _ => Resolved::Float,
@@ -523,7 +568,10 @@ mod tests {
         }
         assert_eq!(resolve_plain("1e3"), Resolved::Str);
         assert_eq!(resolve_plain("2024-05-01"), Resolved::Timestamp);
-        assert_eq!(resolve_plain("2024-05-01T12:00:00.123456"), Resolved::Timestamp);
+        assert_eq!(
+            resolve_plain("2024-05-01T12:00:00.123456"),
+            Resolved::Timestamp
+        );
         assert_eq!(resolve_plain("~"), Resolved::Null);
         assert_eq!(resolve_plain("experiment"), Resolved::Str);
         assert_eq!(plain_value("0x10"), Value::Int(16));

@@ -16,7 +16,9 @@ fn main() {
     let code = match run() {
         Ok(exit) => exit.code(),
         Err(e) => {
-            if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            {
                 0
             } else {
                 eprintln!("error: {e:#}");
@@ -65,7 +67,12 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
                 cli::Shell::Zsh => clap_complete::Shell::Zsh,
                 cli::Shell::Fish => clap_complete::Shell::Fish,
             };
-            clap_complete::generate(shell, &mut Cli::command(), "kubectl-kfsched", &mut std::io::stdout());
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "kubectl-kfsched",
+                &mut std::io::stdout(),
+            );
             Ok(Exit::Ok)
         }
         Command::Version => {

@@ -24,7 +24,11 @@ fn print_diags(diags: &[Diagnostic]) {
 /// Finds and loads the policy, printing every problem.
 fn load_policy(explicit: Option<PathBuf>) -> Result<Policy, Exit> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let path = match discover::policy_path(explicit.as_deref(), std::env::var_os("KFSCHED_POLICY"), &cwd) {
+    let path = match discover::policy_path(
+        explicit.as_deref(),
+        std::env::var_os("KFSCHED_POLICY"),
+        &cwd,
+    ) {
         Ok(p) => p,
         Err(msg) => {
             eprintln!("error: {msg}");
@@ -39,7 +43,11 @@ fn load_policy(explicit: Option<PathBuf>) -> Result<Policy, Exit> {
 
 /// Reads every input; unreadable ones are errors.
 fn read_inputs(paths: &[PathBuf]) -> Result<(Vec<Source>, Vec<Input>), Exit> {
-    let paths: Vec<PathBuf> = if paths.is_empty() { vec![PathBuf::from("-")] } else { paths.to_vec() };
+    let paths: Vec<PathBuf> = if paths.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        paths.to_vec()
+    };
     let sources = discover::expand(&paths).map_err(|d| {
         print_diags(&d);
         Exit::Usage
@@ -59,10 +67,16 @@ fn read_inputs(paths: &[PathBuf]) -> Result<(Vec<Source>, Vec<Input>), Exit> {
                 if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
                     errors.push(Diagnostic::file("<stdin>", format!("cannot read: {e}")));
                 }
-                inputs.push(Input { file: s.name(), bytes: buf });
+                inputs.push(Input {
+                    file: s.name(),
+                    bytes: buf,
+                });
             }
             Source::File(p) => match std::fs::read(p) {
-                Ok(b) => inputs.push(Input { file: s.name(), bytes: b }),
+                Ok(b) => inputs.push(Input {
+                    file: s.name(),
+                    bytes: b,
+                }),
                 Err(e) => errors.push(Diagnostic::file(&s.name(), format!("cannot read: {e}"))),
             },
         }
@@ -88,7 +102,12 @@ fn run_all(inputs: &[Input], policy: &Policy, verbose: bool) -> Result<Vec<FileO
     if !errors.is_empty() {
         print_diags(&errors);
         let n = inputs.len();
-        eprintln!("error: nothing was written ({} problem{} in {n} input{})", errors.len(), if errors.len() == 1 { "" } else { "s" }, if n == 1 { "" } else { "s" });
+        eprintln!(
+            "error: nothing was written ({} problem{} in {n} input{})",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" },
+            if n == 1 { "" } else { "s" }
+        );
         return Err(Exit::Usage);
     }
     let mut err = std::io::stderr().lock();
@@ -97,7 +116,12 @@ fn run_all(inputs: &[Input], policy: &Policy, verbose: bool) -> Result<Vec<FileO
             let _ = writeln!(err, "warning: {w}");
         }
         if verbose && !o.is_pipeline() {
-            let why = o.docs.iter().filter_map(|d| d.skipped_because.clone()).next().unwrap_or_else(|| "no pipeline".into());
+            let why = o
+                .docs
+                .iter()
+                .filter_map(|d| d.skipped_because.clone())
+                .next()
+                .unwrap_or_else(|| "no pipeline".into());
             let _ = writeln!(err, "skipped: {}: {why}", o.file);
         }
     }
@@ -170,7 +194,10 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
             if let (Some(_), Source::File(p)) = (&o.output, src) {
                 if let Ok(m) = std::fs::metadata(p) {
                     if m.permissions().readonly() {
-                        eprintln!("error: {}: the file is read-only; nothing was written (make it writable or leave out --in-place)", o.file);
+                        eprintln!(
+                            "error: {}: the file is read-only; nothing was written (make it writable or leave out --in-place)",
+                            o.file
+                        );
                         return Ok(Exit::Usage);
                     }
                 }
@@ -189,7 +216,11 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         }
     }
     stdout.flush()?;
-    Ok(if a.check && changed > 0 { Exit::Differences } else { Exit::Ok })
+    Ok(if a.check && changed > 0 {
+        Exit::Differences
+    } else {
+        Exit::Ok
+    })
 }
 
 pub fn diff(a: DiffArgs, policy: Option<PathBuf>, verbose: bool) -> R {
@@ -234,7 +265,9 @@ pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
     };
     let mut stdout = std::io::stdout().lock();
     match a.output {
-        Output::Text => stdout.write_all(kfsched::explain::text(&policy, &outcomes, verbose).as_bytes())?,
+        Output::Text => {
+            stdout.write_all(kfsched::explain::text(&policy, &outcomes, verbose).as_bytes())?
+        }
         Output::Json => {
             let j = kfsched::explain::json(&policy, &outcomes);
             writeln!(stdout, "{}", serde_json::to_string_pretty(&j)?)?;

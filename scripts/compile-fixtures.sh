@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Compiles the golden fixtures testdata/golden/v2 and testdata/golden/v1 with the real KFP
+# SDKs from PyPI: every pipeline in testdata/pipelines/v2/*.py (kfp 2.17.3 +
+# kfp-kubernetes 2.17.3) and testdata/pipelines/v1/*.py (kfp 1.8.22) is compiled twice,
+# without scheduling (plain.yaml) and with the SDK's own scheduling calls (expected.yaml),
+# next to the case's policy.yaml and notes.md; derived variants (CRLF, BOM, other Argo
+# kinds) are made from that SDK output. Then testdata/pipelines/check_golden.py checks that
+# every policy means what the SDK calls did (SPEC semantics) before anything is replaced.
+#
+#   scripts/compile-fixtures.sh            regenerate testdata/golden/{v1,v2}
+#   scripts/compile-fixtures.sh --check    regenerate into a temp dir and diff (exit 1 if
+#                                          the committed fixtures are stale)
+#
+# Venvs live in $KFSCHED_FIXTURE_CACHE (default .cache/, gitignored), one per SDK, installed
+# with --no-deps from the full locks testdata/pipelines/requirements-v{1,2}.txt and rebuilt
+# only when a lock or the Python version changes. Needs CPython 3.11 ($KFSCHED_PYTHON,
+# default python3); the committed files were produced with 3.11.7.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+src=$root/testdata/pipelines
+golden=$root/testdata/golden
+cache=${KFSCHED_FIXTURE_CACHE:-$root/.cache}
+py=${KFSCHED_PYTHON:-python3}
+mode=write
+case "${1:-}" in
+  "") ;;
+  --check) mode=check ;;
+  *) echo "usage: $0 [--check]" >&2; exit 2 ;;
+esac
+
+start=$(date +%s)
+ver=$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
+case "$ver" in
+  3.11.*) ;;
+  *) echo "error: need CPython 3.11 (kfp 1.8.22 does not support newer), got $ver from $py;" \
+          "set KFSCHED_PYTHON" >&2; exit 2 ;;
+esac
+[ "$ver" = 3.11.7 ] || echo "warning: the committed fixtures were compiled with Python 3.11.7, this is $ver" >&2
+
+# Deterministic compilation: fixed hash seed, clock frozen by build_v1.py, no bytecode
+# written into testdata/pipelines.
+export PYTHONHASHSEED=0 TZ=UTC LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+
+ensure_venv() { # NAME LOCKFILE -> prints the venv's python
+  local dir=$cache/fixtures-$1 lock=$2 stamp
+  stamp="python-$ver $(sha256sum "$lock" | cut -c1-16)"
+  if [ ! -f "$dir/.stamp" ] || [ "$(cat "$dir/.stamp")" != "$stamp" ]; then
+    echo "creating $dir from $(basename "$lock")" >&2
+    rm -rf "$dir"
+    mkdir -p "$cache"
+    "$py" -m venv "$dir"
+    "$dir/bin/pip" install --quiet --no-deps -r "$lock" >&2
+    "$dir/bin/pip" check >&2
+    echo "$stamp" > "$dir/.stamp"
+  fi
+  echo "$dir/bin/python"
+}
+
+py2=$(ensure_venv kfp-v2 "$src/requirements-v2.txt")
+py1=$(ensure_venv kfp-v1 "$src/requirements-v1.txt")
+
+mkdir -p "$cache"
+out=$(mktemp -d "$cache/fixtures-out.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+"$py2" "$src/build_v2.py" "$out/v2"
+"$py1" "$src/build_v1.py" "$out/v1"
+"$py2" "$src/check_golden.py" "$out"
+
+if [ "$mode" = check ]; then
+  if diff -r "$golden/v2" "$out/v2" >/dev/null && diff -r "$golden/v1" "$out/v1" >/dev/null; then
+    echo "fixtures up to date ($(( $(date +%s) - start ))s)"
+  else
+    diff -rq "$golden/v2" "$out/v2" || true
+    diff -rq "$golden/v1" "$out/v1" || true
+    echo "error: committed fixtures differ from a fresh compile; run $0" >&2
+    exit 1
+  fi
+else
+  mkdir -p "$golden"
+  for sdk in v2 v1; do
+    rm -rf "$golden/$sdk"
+    mv "$out/$sdk" "$golden/$sdk"
+  done
+  echo "wrote $golden/v2 and $golden/v1 ($(( $(date +%s) - start ))s)"
+fi
