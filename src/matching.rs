@@ -49,7 +49,8 @@ fn globs(g: &[Glob]) -> String {
 fn first_miss(sel: &Selector, c: &Component, prefix: &str) -> Option<String> {
     let kind = [c.kind.clone()];
     let pipeline: Vec<String> = c.pipeline.iter().cloned().collect();
-    let keys: [(&str, &Option<Vec<Glob>>, &[String], &str); 4] = [
+    type Key<'a> = (&'a str, &'a Option<Vec<Glob>>, &'a [String], &'a str);
+    let keys: [Key; 4] = [
         ("names", &sel.names, &c.names, "names"),
         ("images", &sel.images, &c.images, "images"),
         ("pipelines", &sel.pipelines, &pipeline, "pipeline"),

@@ -191,13 +191,12 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
                     replaced_affinity: changed.replaced_affinity || c.replaced_affinity,
                 };
                 for n in notes {
-                    let msg = format!("{file}: {}: {}", comp.label, n.message);
                     if n.error {
-                        errors.push(policy.rule_diag(
-                            rule,
-                            n.field,
-                            format!("rule {:?} {msg}", rule.name),
-                        ));
+                        let msg = format!(
+                            "rule {:?} selects {} in {file}, and {}",
+                            rule.name, comp.label, n.message
+                        );
+                        errors.push(policy.rule_diag(rule, n.field, msg));
                     } else {
                         let w = format!("rule {:?}: {}", rule.name, n.message);
                         comp_warnings.push(w.clone());
@@ -243,8 +242,10 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
                     tree.node(*node).start as usize,
                     &tree.path(*node),
                     format!(
-                        "{msg} (rules {} select components of this workflow); nothing was written",
-                        rules.join(", ")
+                        "{msg} (rule{} {} select{} components of this workflow); nothing was written",
+                        if rules.len() == 1 { "" } else { "s" },
+                        rules.join(", "),
+                        if rules.len() == 1 { "s" } else { "" }
                     ),
                 ));
             }
@@ -296,14 +297,28 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
     if !errors.is_empty() {
         return Err(errors);
     }
-    let first = editor.first_offset();
+    let first = editor.first_offset().unwrap_or(0);
+    let appends_only = editor.only_appends_documents();
     let output = if editor.is_empty() {
         None
     } else {
         let out = editor
             .finish()
             .map_err(|e| vec![diag_at(&tree, file, e.offset, &e.path, e.message)])?;
-        verify(&tree, file, &out, first.unwrap_or(0))?;
+        // Re-parse from the start of the first edited document (or just the
+        // appended documents): a rewrite must never produce YAML that does not parse.
+        let start = if appends_only {
+            first
+        } else {
+            tree.documents
+                .iter()
+                .enumerate()
+                .filter(|(i, d)| *i > 0 && d.explicit_start && (d.start as usize) <= first)
+                .map(|(_, d)| d.start as usize)
+                .next_back()
+                .unwrap_or(0)
+        };
+        verify(file, &out, start)?;
         Some(out)
     };
     Ok(FileOutcome {
@@ -314,23 +329,8 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
     })
 }
 
-/// Re-parses the output from the start of the first edited document: a
-/// rewrite must never produce YAML that does not parse.
-fn verify(tree: &Tree, file: &str, out: &str, first_edit: usize) -> Result<(), Vec<Diagnostic>> {
-    let start = tree
-        .documents
-        .iter()
-        .enumerate()
-        .filter(|(i, d)| *i > 0 && d.explicit_start && (d.start as usize) <= first_edit)
-        .map(|(_, d)| d.start as usize)
-        .next_back()
-        .unwrap_or(
-            if first_edit >= tree.src().len() && tree.src().ends_with('\n') {
-                first_edit
-            } else {
-                0
-            },
-        );
+/// Checks that the rewritten text parses from `start` on.
+fn verify(file: &str, out: &str, start: usize) -> Result<(), Vec<Diagnostic>> {
     let start = if out.is_char_boundary(start) {
         start
     } else {
@@ -341,8 +341,7 @@ fn verify(tree: &Tree, file: &str, out: &str, first_edit: usize) -> Result<(), V
         Err(e) => Err(vec![Diagnostic::file(
             file,
             format!(
-                "internal error: the rewritten text does not parse ({}); nothing was written. Please report this with the input file and policy",
-                e
+                "internal error: the rewritten text does not parse ({e}); nothing was written. Please report this with the input file and policy"
             ),
         )]),
     }

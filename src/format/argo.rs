@@ -455,7 +455,6 @@ pub(crate) fn read_affinity(a: &Value, s: &mut Sched) {
             &mut s.pod_anti_affinity_required,
             &mut s.pod_anti_affinity_preferred,
         ];
-        let lists = lists;
         if let Some(Value::Seq(items)) = pa.get(REQUIRED) {
             *lists[req] = items.iter().map(opaque).collect();
         }

@@ -93,7 +93,11 @@ impl Pipeline {
                     .and_then(|v| tree.str_value(v))
                     .unwrap_or("")
                     .to_string();
-                let label = format!("task {key:?} ({path})");
+                let label = if path == key {
+                    format!("task {key:?}")
+                } else {
+                    format!("task {key:?} ({path})")
+                };
                 let Some(comp) = comp else {
                     p.skipped.push(Skipped {
                         label,
@@ -301,9 +305,8 @@ impl Pipeline {
                     if let Some(pos) = new_prefs.iter().position(|p| &p.1 == item) {
                         out.push(new_prefs.remove(pos).1);
                     }
-                } else if term_from_raw(item).reqs.is_empty() {
-                    out.push(item.clone());
-                } else if !c.required {
+                } else if term_from_raw(item).reqs.is_empty() || !c.required {
+                    // Empty terms stay; so do required terms nothing changed.
                     out.push(item.clone());
                 } else if !placed {
                     out.extend(after.required.iter().map(|t| t.raw.clone()));

@@ -177,10 +177,10 @@ pub fn detect(tree: &Tree) -> Result<Vec<Doc>, (NodeId, String)> {
             }
             continue;
         }
-        let what = if kind.is_empty() {
-            "no apiVersion/kind".to_string()
-        } else {
-            format!("{api} {kind}")
+        let what = match (api.is_empty(), kind.is_empty()) {
+            (_, true) => "no apiVersion/kind".to_string(),
+            (true, false) => kind.to_string(),
+            (false, false) => format!("{api} {kind}"),
         };
         docs.push(Doc::Other(format!("not a pipeline ({what})")));
     }

@@ -324,6 +324,10 @@ impl Validator {
     }
 
     fn err(&mut self, path: &str, message: impl Into<String>) {
+        // One error per place: the first (structural) one says it.
+        if self.diags.iter().any(|d| d.path == path) {
+            return;
+        }
         let (line, col) = self.loc(path);
         self.diags.push(Diagnostic {
             file: self.file.clone(),

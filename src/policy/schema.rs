@@ -526,8 +526,20 @@ impl<'t, 'a> Reader<'t, 'a> {
                     let val = self.read(v, field.shape, &p);
                     out.insert(key, val);
                 }
+                let misspelled: Vec<&str> = tree
+                    .entries(node)
+                    .filter_map(|(k, _)| {
+                        let key = tree.scalar(k);
+                        if fields.iter().any(|fl| fl.name == key) {
+                            None
+                        } else {
+                            nearest(key, fields.iter().map(|fl| fl.name))
+                        }
+                    })
+                    .collect();
                 for fl in fields.iter().filter(|fl| fl.required) {
-                    if !out.contains_key(fl.name) {
+                    // A misspelt key already has an error that names this field.
+                    if !out.contains_key(fl.name) && !misspelled.contains(&fl.name) {
                         let p = if path.is_empty() {
                             fl.name.to_string()
                         } else {

@@ -15,6 +15,8 @@ pub struct BlockStyle {
     /// Columns between a mapping key and the dashes of its child sequence
     /// (0 for the indentless `key:\n- item` style).
     pub seq_offset: usize,
+    /// Columns between a dash and the item's content (`- a` is 2, `-   a` is 4).
+    pub item_offset: usize,
 }
 
 impl Default for BlockStyle {
@@ -22,6 +24,7 @@ impl Default for BlockStyle {
         BlockStyle {
             step: 2,
             seq_offset: 0,
+            item_offset: 2,
         }
     }
 }
@@ -32,6 +35,7 @@ impl BlockStyle {
         let src = tree.src();
         let mut steps = [0usize; 9];
         let mut seq_offsets = [0usize; 9];
+        let mut item_offsets = [0usize; 9];
         let col = |off: u32| -> usize {
             let start = src[..off as usize].rfind('\n').map_or(0, |p| p + 1);
             src[start..off as usize].chars().count()
@@ -72,6 +76,12 @@ impl BlockStyle {
                                     seq_offsets[dc - kc] += 1;
                                     budget -= 1;
                                 }
+                                if tree.kind(item) == Kind::Map {
+                                    let ic = col(tree.node(item).start);
+                                    if ic > dc && ic - dc < item_offsets.len() {
+                                        item_offsets[ic - dc] += 1;
+                                    }
+                                }
                             }
                         }
                     }
@@ -87,7 +97,15 @@ impl BlockStyle {
             .max_by_key(|&i| (seq_offsets[i], usize::from(i == 0)))
             .filter(|&i| seq_offsets[i] > 0)
             .unwrap_or(0);
-        BlockStyle { step, seq_offset }
+        let item_offset = (2..item_offsets.len())
+            .max_by_key(|&i| (item_offsets[i], usize::from(i == 2)))
+            .filter(|&i| item_offsets[i] > 0)
+            .unwrap_or(2);
+        BlockStyle {
+            step,
+            seq_offset,
+            item_offset,
+        }
     }
 
     /// `key: value` as block lines whose key starts at column `col`.
@@ -159,16 +177,17 @@ impl BlockStyle {
         out.push('-');
         match value {
             Value::Map(m) if !m.is_empty() => {
+                let io = self.item_offset;
                 for (i, (k, v)) in m.iter().enumerate() {
                     if i == 0 {
-                        out.push(' ');
+                        pad(out, io - 1);
                     } else {
                         out.push('\n');
-                        pad(out, dash + 2);
+                        pad(out, dash + io);
                     }
                     out.push_str(&key_text(k));
                     out.push(':');
-                    self.after_key_into(out, v, dash + 2);
+                    self.after_key_into(out, v, dash + io);
                 }
             }
             Value::Seq(s) if !s.is_empty() => {
@@ -273,11 +292,12 @@ mod tests {
 
     #[test]
     fn detects_four_space_indented_sequences() {
-        let src = "spec:\n    template:\n        spec:\n            containers:\n                -   name: a\n            tolerations:\n                - key: b\n";
+        let src = "spec:\n    template:\n        spec:\n            containers:\n                -   name: a\n            tolerations:\n                -   key: b\n";
         let t = Tree::parse(src).unwrap();
         let s = BlockStyle::detect(&t);
         assert_eq!(s.step, 4);
         assert_eq!(s.seq_offset, 4);
+        assert_eq!(s.item_offset, 4);
     }
 
     #[test]
@@ -285,6 +305,7 @@ mod tests {
         let st = BlockStyle {
             step: 4,
             seq_offset: 4,
+            item_offset: 2,
         };
         let v = Value::Seq(vec![Value::Map(vec![
             ("effect".into(), Value::str("NoSchedule")),

@@ -103,6 +103,8 @@ pub struct Editor<'t, 'a> {
     tree: &'t Tree<'a>,
     flavor: Flavor,
     splices: Vec<Splice>,
+    /// Whether every splice so far appends a whole document.
+    only_appends: bool,
 }
 
 impl<'t, 'a> Editor<'t, 'a> {
@@ -111,6 +113,7 @@ impl<'t, 'a> Editor<'t, 'a> {
             tree,
             flavor,
             splices: Vec::new(),
+            only_appends: true,
         }
     }
 
@@ -129,13 +132,21 @@ impl<'t, 'a> Editor<'t, 'a> {
         self.splices.iter().map(|s| s.start).min()
     }
 
+    /// Whether the only edits append whole documents at the end.
+    pub fn only_appends_documents(&self) -> bool {
+        self.only_appends && !self.splices.is_empty()
+    }
+
     pub fn apply(&mut self, edit: Edit) -> Result<(), EditError> {
         match edit {
             Edit::Reconcile {
                 node,
                 desired,
                 placement,
-            } => self.reconcile(node, &desired, &placement),
+            } => {
+                self.check_path(node)?;
+                self.reconcile(node, &desired, &placement)
+            }
             Edit::Insert {
                 map,
                 key,
@@ -143,6 +154,7 @@ impl<'t, 'a> Editor<'t, 'a> {
                 placement,
             } => {
                 self.check_editable(map)?;
+                self.check_path(map)?;
                 self.insert_key(map, &key, &value, &placement)
             }
             Edit::AppendDocument { value } => {
@@ -184,6 +196,7 @@ impl<'t, 'a> Editor<'t, 'a> {
     }
 
     fn splice(&mut self, start: usize, end: usize, text: String, col: usize) {
+        self.only_appends = false;
         let seq = self.splices.len();
         self.splices.push(Splice {
             start,
@@ -209,6 +222,38 @@ impl<'t, 'a> Editor<'t, 'a> {
         }
         if n.anchored {
             return Err(self.err(node, "the value to edit carries a YAML anchor (&name) that aliases elsewhere share; kfsched does not edit anchored values: expand the anchor in the file"));
+        }
+        Ok(())
+    }
+
+    /// Refuses edits below a duplicated key or an anchored collection: the
+    /// change would land in one of two places, or also in every alias.
+    fn check_path(&self, node: NodeId) -> Result<(), EditError> {
+        let tree = self.tree;
+        let mut cur = node;
+        while let Some(p) = tree.parent(cur) {
+            if tree.node(p).anchored {
+                return Err(self.err(
+                    p,
+                    "the value to edit is inside a collection with a YAML anchor (&name) that aliases elsewhere share; kfsched does not edit anchored values: expand the anchor in the file",
+                ));
+            }
+            if tree.kind(p) == Kind::Map {
+                let key = tree
+                    .entries(p)
+                    .find(|&(k, v)| v == cur || k == cur)
+                    .map(|(k, _)| k);
+                if let Some(k) = key {
+                    let name = tree.scalar(k);
+                    if let Err((_, second)) = tree.get(p, name) {
+                        return Err(self.err(
+                            second,
+                            format!("duplicate key {name:?} on the edit path (YAML readers disagree on which one counts); remove one of them"),
+                        ));
+                    }
+                }
+            }
+            cur = p;
         }
         Ok(())
     }
@@ -667,7 +712,9 @@ impl<'t, 'a> Editor<'t, 'a> {
             )),
         }
         let end = src.len();
+        let appends = self.only_appends;
         self.splice(end, end, text, 0);
+        self.only_appends = appends;
     }
 }
 

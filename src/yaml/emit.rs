@@ -26,7 +26,6 @@ struct ScalarEvent<'v> {
     text: std::borrow::Cow<'v, str>,
     style: Option<char>,
     implicit_plain: bool,
-    implicit_quoted: bool,
 }
 
 struct Analysis {
@@ -160,32 +159,27 @@ impl Emitter {
                     text: std::borrow::Cow::Borrowed(s),
                     style,
                     implicit_plain: resolve_plain(s) == Resolved::Str,
-                    implicit_quoted: true,
                 }
             }
             Value::Int(i) => ScalarEvent {
                 text: i.to_string().into(),
                 style: None,
                 implicit_plain: true,
-                implicit_quoted: false,
             },
             Value::Float(f) => ScalarEvent {
                 text: python_float_repr(*f).into(),
                 style: None,
                 implicit_plain: true,
-                implicit_quoted: false,
             },
             Value::Bool(b) => ScalarEvent {
                 text: if *b { "true" } else { "false" }.into(),
                 style: None,
                 implicit_plain: true,
-                implicit_quoted: false,
             },
             Value::Null | Value::Seq(_) | Value::Map(_) => ScalarEvent {
                 text: "null".into(),
                 style: None,
                 implicit_plain: true,
-                implicit_quoted: false,
             },
         }
     }
@@ -415,7 +409,7 @@ impl Emitter {
         whitespace: bool,
         indention: bool,
     ) {
-        if !(self.whitespace || !need_whitespace) {
+        if !self.whitespace && need_whitespace {
             self.out.push(' ');
             self.column += 1;
         }

@@ -1,0 +1,205 @@
+//! Bad input gets a precise error (file:line:col, YAML path, what to do),
+//! exit code 2, and nothing is written. Each `testdata/bad/<case>/` holds a
+//! policy, an input and the exact `stderr.txt`; the file-system cases are
+//! set up here. `KFSCHED_BLESS=1` rewrites the stderr files.
+
+use std::os::unix::fs::PermissionsExt;
+
+use crate::support::{case_dirs, copy_to_temp, rel, run_in, snapshot};
+
+#[test]
+fn every_bad_input_case_fails_with_its_exact_message_and_writes_nothing() {
+    let bless = std::env::var_os("KFSCHED_BLESS").is_some();
+    let dirs = case_dirs("testdata/bad", "policy.yaml");
+    assert!(dirs.len() >= 50, "{} bad-input cases", dirs.len());
+    let mut failures = Vec::new();
+    for dir in dirs {
+        let tmp = copy_to_temp(&dir);
+        let before = snapshot(tmp.path());
+        // --in-place: the strongest way to prove nothing is written.
+        let r = run_in(
+            tmp.path(),
+            &["rewrite", "-i", "-p", "policy.yaml", "input.yaml"],
+            None,
+            &[],
+        );
+        if bless {
+            std::fs::write(dir.join("stderr.txt"), &r.stderr).expect("bless");
+        }
+        let want = std::fs::read_to_string(dir.join("stderr.txt")).unwrap_or_default();
+        if r.code != 2 || r.stderr != want {
+            failures.push(format!(
+                "{}: exit {} (want 2)\n--- want\n{want}--- got\n{}",
+                rel(&dir),
+                r.code,
+                r.stderr
+            ));
+        }
+        if !r.stdout.is_empty() {
+            failures.push(format!("{}: wrote to stdout", rel(&dir)));
+        }
+        let after = snapshot(tmp.path());
+        let stray: Vec<_> = after
+            .iter()
+            .filter(|(p, ..)| !before.iter().any(|(q, ..)| q == p))
+            .map(|(p, ..)| p.clone())
+            .collect();
+        if after.len() != before.len()
+            || before
+                .iter()
+                .zip(&after)
+                .any(|(a, b)| a.0 != b.0 || a.1 != b.1 || a.2 != b.2)
+        {
+            failures.push(format!("{}: files changed (new: {stray:?})", rel(&dir)));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+fn good_policy() -> &'static str {
+    "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: p}\nspec:\n  rules:\n  - name: gpu\n    tolerations:\n    - {key: gpu, operator: Exists, effect: NoSchedule}\n"
+}
+
+fn pod(name: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: c\n    image: busybox\n"
+    )
+}
+
+fn setup(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, body) in files {
+        let p = dir.path().join(name);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(p, body).expect("write");
+    }
+    dir
+}
+
+fn assert_fails(dir: &tempfile::TempDir, args: &[&str], stderr: &str) {
+    let before = snapshot(dir.path());
+    let r = run_in(dir.path(), args, None, &[]);
+    assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+    assert_eq!(r.stderr, stderr, "{args:?}");
+    assert!(snapshot(dir.path()) == before, "{args:?}: files changed");
+}
+
+#[test]
+fn a_directory_without_yaml_is_an_error() {
+    let dir = setup(&[
+        ("policy.yaml", good_policy()),
+        ("pipelines/README.md", "# no yaml here\n"),
+    ]);
+    assert_fails(
+        &dir,
+        &["rewrite", "-i", "-p", "policy.yaml", "pipelines"],
+        "error: pipelines: the directory holds no *.yaml or *.yml file; pass pipeline files or a directory that has some\n",
+    );
+}
+
+#[test]
+fn an_unreadable_input_is_an_error() {
+    let dir = setup(&[
+        ("policy.yaml", good_policy()),
+        ("pipelines/a.yaml", &pod("a")),
+    ]);
+    std::os::unix::fs::symlink(
+        "/nonexistent/target.yaml",
+        dir.path().join("pipelines/b.yaml"),
+    )
+    .expect("symlink");
+    assert_fails(
+        &dir,
+        &["rewrite", "-i", "-p", "policy.yaml", "pipelines"],
+        "error: pipelines/b.yaml: cannot read: No such file or directory (os error 2)\n",
+    );
+    assert_fails(
+        &dir,
+        &["rewrite", "-i", "-p", "policy.yaml", "missing.yaml"],
+        "error: missing.yaml: cannot read: No such file or directory (os error 2)\n",
+    );
+}
+
+#[test]
+fn a_read_only_target_is_refused_with_in_place_and_nothing_is_written() {
+    let dir = setup(&[
+        ("policy.yaml", good_policy()),
+        ("a.yaml", &pod("a")),
+        ("b.yaml", &pod("b")),
+    ]);
+    let b = dir.path().join("b.yaml");
+    std::fs::set_permissions(&b, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+    assert_fails(
+        &dir,
+        &["rewrite", "-i", "-p", "policy.yaml", "a.yaml", "b.yaml"],
+        "error: b.yaml: the file is read-only; nothing was written (make it writable or leave out --in-place)\n",
+    );
+}
+
+#[test]
+fn one_bad_file_among_many_means_none_is_written() {
+    let dir = setup(&[
+        ("policy.yaml", good_policy()),
+        ("p/a.yaml", &pod("a")),
+        (
+            "p/b.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: b\n",
+        ),
+        ("p/c.yaml", &pod("c")),
+    ]);
+    assert_fails(
+        &dir,
+        &["rewrite", "-i", "-p", "policy.yaml", "p"],
+        "error: p/b.yaml:4:1: invalid YAML: while parsing a flow mapping, did not find expected ',' or '}'; nothing was written\nerror: nothing was written (1 problem in 3 inputs)\n",
+    );
+}
+
+#[test]
+fn usage_errors() {
+    let dir = setup(&[
+        ("policy.yaml", good_policy()),
+        ("a.yaml", &pod("a")),
+        ("b.yaml", &pod("b")),
+    ]);
+    assert_fails(
+        &dir,
+        &["rewrite", "-i", "-p", "policy.yaml", "-"],
+        "error: --in-place cannot write back to stdin; give file or directory paths\n",
+    );
+    assert_fails(
+        &dir,
+        &["rewrite", "-p", "policy.yaml", "a.yaml", "b.yaml"],
+        "error: 2 inputs and no --in-place, --check or --diff: only one input can be written to stdout\n",
+    );
+    assert_fails(
+        &dir,
+        &["rewrite", "-i", "--check", "-p", "policy.yaml", "a.yaml"],
+        "error: --in-place and --check exclude each other: --check writes nothing\n",
+    );
+    assert_fails(
+        &dir,
+        &["rewrite", "-p", "nope.yaml", "a.yaml"],
+        "error: nope.yaml: cannot read the policy: No such file or directory (os error 2)\n",
+    );
+}
+
+#[test]
+fn no_policy_anywhere_is_an_error_that_says_where_to_put_one() {
+    let dir = setup(&[("a.yaml", &pod("a"))]);
+    let cwd = dir.path().canonicalize().expect("canon");
+    assert!(
+        cwd.ancestors().all(|a| !a.join(".kfsched.yaml").exists()),
+        "a .kfsched.yaml above {} would be found; remove it to run this test",
+        cwd.display()
+    );
+    assert_fails(
+        &dir,
+        &["rewrite", "a.yaml"],
+        &format!(
+            "error: no policy: pass -p/--policy FILE, set $KFSCHED_POLICY, or put a .kfsched.yaml in {} or a parent directory\n",
+            cwd.display()
+        ),
+    );
+}

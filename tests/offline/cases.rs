@@ -1,0 +1,95 @@
+//! Hand-written inputs (comments between keys, 4-space indentation,
+//! indented sequences, flow-style maps, CRLF, BOM, no final newline): the
+//! rewrite equals `expected.yaml`, and the diff is made of inserted
+//! scheduling lines only. `KFSCHED_BLESS=1` rewrites the expected files.
+
+use kfsched::policy::Policy;
+use kfsched::rewrite::process;
+use similar::{ChangeTag, TextDiff};
+
+use crate::support::{hand_dirs, rel, show_diff};
+
+/// Cases whose diff legitimately changes existing lines, and why.
+const EDITS_LINES: &[(&str, &str)] = &[
+    (
+        "cronjob-flow-selector",
+        "appends inside existing flow-style maps and lists on their own lines",
+    ),
+    (
+        "argo-comments-4space",
+        "adds a label inside the existing flow map `labels: {team: data}`",
+    ),
+    (
+        "no-final-newline",
+        "the last line gains a line break before the inserted keys",
+    ),
+];
+
+#[test]
+fn hand_written_inputs_rewrite_to_their_expected_files() {
+    let bless = std::env::var_os("KFSCHED_BLESS").is_some();
+    let dirs = hand_dirs();
+    assert!(dirs.len() >= 8, "{} hand-written cases", dirs.len());
+    let mut failures = Vec::new();
+    for dir in dirs {
+        let policy = Policy::load(&dir.join("policy.yaml")).expect("policy");
+        let input = std::fs::read(dir.join("input.yaml")).expect("input");
+        let out = process("input.yaml", &input, &policy)
+            .unwrap_or_else(|d| panic!("{}: {d:?}", rel(&dir)));
+        let got = out
+            .output
+            .expect("every hand-written case changes its input");
+        if bless {
+            std::fs::write(dir.join("expected.yaml"), &got).expect("bless");
+            continue;
+        }
+        let want = std::fs::read_to_string(dir.join("expected.yaml")).expect("expected");
+        if got != want {
+            failures.push(format!("{}:\n{}", rel(&dir), show_diff(&want, &got)));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn the_diff_only_inserts_scheduling_lines() {
+    for dir in hand_dirs() {
+        let name = dir
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        let input = std::fs::read_to_string(dir.join("input.yaml")).expect("input");
+        let expected = std::fs::read_to_string(dir.join("expected.yaml")).expect("expected");
+        let diff = TextDiff::from_lines(input.as_str(), expected.as_str());
+        let deleted: Vec<String> = diff
+            .iter_all_changes()
+            .filter(|c| c.tag() == ChangeTag::Delete)
+            .map(|c| c.value().to_string())
+            .collect();
+        match EDITS_LINES.iter().find(|(n, _)| *n == name) {
+            Some((_, why)) => assert!(
+                !deleted.is_empty(),
+                "{name} is listed as editing lines ({why}) but only inserts"
+            ),
+            None => assert!(
+                deleted.is_empty(),
+                "{name}: existing lines changed: {deleted:?}"
+            ),
+        }
+        // Whatever was inserted is scheduling: keys and values of tolerations,
+        // nodeSelector, affinity and pod metadata, never anything else.
+        let inserted: String = diff
+            .iter_all_changes()
+            .filter(|c| c.tag() == ChangeTag::Insert)
+            .map(|c| c.value().to_string())
+            .filter(|l| !deleted.iter().any(|d| d.trim_end() == l.trim_end()))
+            .collect();
+        for forbidden in ["image:", "containers:", "name:", "command:"] {
+            assert!(
+                !inserted.contains(forbidden),
+                "{name}: inserted {forbidden:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,367 @@
+//! The command line of SPEC §4: stdin/stdout, in-place writes, diffs and
+//! their exit codes, explain, validate, schema, policy discovery, trees.
+
+use std::os::unix::fs::PermissionsExt;
+
+use crate::support::{root, run_in};
+
+const POLICY: &str = "apiVersion: kfsched.dev/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: cli}
+spec:
+  rules:
+  - name: gpu
+    match: {images: [\"pytorch/*\"]}
+    tolerations:
+    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+  - name: never
+    match: {names: [\"does-not-exist\"]}
+    nodeSelector: {a: b}
+";
+
+fn job(name: &str, image: &str) -> String {
+    format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: {image}\n"
+    )
+}
+
+const TOLERATION: &str = "      tolerations:\n      - effect: NoSchedule\n        key: nvidia.com/gpu\n        operator: Exists\n";
+
+fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().expect("tempdir");
+    for (n, b) in files {
+        let p = d.path().join(n);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, b).expect("write");
+    }
+    d
+}
+
+#[test]
+fn stdin_to_stdout() {
+    let d = dir_with(&[("policy.yaml", POLICY)]);
+    let input = job("train", "pytorch/pytorch:2.3");
+    let r = run_in(
+        d.path(),
+        &["rewrite", "-p", "policy.yaml"],
+        Some(input.as_bytes()),
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout_str(), format!("{input}{TOLERATION}"));
+    let r = run_in(
+        d.path(),
+        &["rewrite", "-p", "policy.yaml", "-"],
+        Some(b"kind: ConfigMap\n"),
+        &[],
+    );
+    assert_eq!(
+        (r.code, r.stdout_str()),
+        (0, "kind: ConfigMap\n".to_string()),
+        "non-pipeline YAML passes through"
+    );
+}
+
+#[test]
+fn in_place_rewrites_atomically_and_keeps_the_mode() {
+    let d = dir_with(&[
+        ("policy.yaml", POLICY),
+        ("jobs/a.yaml", &job("a", "pytorch/pytorch:2")),
+        ("jobs/b.yaml", &job("b", "busybox")),
+    ]);
+    let a = d.path().join("jobs/a.yaml");
+    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    let b_before = std::fs::metadata(d.path().join("jobs/b.yaml"))
+        .expect("meta")
+        .modified()
+        .expect("mtime");
+    let r = run_in(
+        d.path(),
+        &["rewrite", "-i", "-p", "policy.yaml", "jobs"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&a).expect("read"),
+        format!("{}{TOLERATION}", job("a", "pytorch/pytorch:2"))
+    );
+    assert_eq!(
+        std::fs::metadata(&a).expect("meta").permissions().mode() & 0o777,
+        0o640
+    );
+    let b_after = std::fs::metadata(d.path().join("jobs/b.yaml"))
+        .expect("meta")
+        .modified()
+        .expect("mtime");
+    assert_eq!(b_before, b_after, "an unchanged file is not rewritten");
+    let leftovers: Vec<_> = std::fs::read_dir(d.path().join("jobs"))
+        .expect("ls")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 2, "no temporary files left: {leftovers:?}");
+}
+
+#[test]
+fn diff_prints_a_unified_diff_and_exits_1_on_differences() {
+    let d = dir_with(&[
+        ("policy.yaml", POLICY),
+        ("a.yaml", &job("a", "pytorch/pytorch:2")),
+        ("b.yaml", &job("b", "busybox")),
+    ]);
+    let r = run_in(
+        d.path(),
+        &["diff", "-p", "policy.yaml", "a.yaml", "b.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        r.stdout_str(),
+        "--- a/a.yaml\n+++ b/a.yaml\n@@ -8,3 +8,7 @@\n       containers:\n       - name: c\n         image: pytorch/pytorch:2\n+      tolerations:\n+      - effect: NoSchedule\n+        key: nvidia.com/gpu\n+        operator: Exists\n"
+    );
+    let r = run_in(
+        d.path(),
+        &["diff", "-p", "policy.yaml", "b.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!((r.code, r.stdout.len()), (0, 0));
+    let r = run_in(
+        d.path(),
+        &["diff", "--color", "always", "-p", "policy.yaml", "a.yaml"],
+        None,
+        &[],
+    );
+    assert!(
+        r.stdout_str()
+            .contains("\u{1b}[32m+      tolerations:\u{1b}[0m"),
+        "{}",
+        r.stdout_str()
+    );
+    // rewrite --diff shows the same diff and exits 0; with --check it exits 1.
+    let r = run_in(
+        d.path(),
+        &["rewrite", "--diff", "-p", "policy.yaml", "a.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0);
+    assert!(r.stdout_str().starts_with("--- a/a.yaml\n+++ b/a.yaml\n"));
+    let r = run_in(
+        d.path(),
+        &[
+            "rewrite",
+            "--diff",
+            "--check",
+            "-p",
+            "policy.yaml",
+            "a.yaml",
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        std::fs::read_to_string(d.path().join("a.yaml")).expect("read")
+            == job("a", "pytorch/pytorch:2")
+    );
+}
+
+#[test]
+fn explain_names_matches_reasons_and_rules_that_matched_nothing() {
+    let d = dir_with(&[
+        ("policy.yaml", POLICY),
+        ("a.yaml", &job("a", "pytorch/pytorch:2")),
+        ("b.yaml", &job("b", "busybox")),
+    ]);
+    let r = run_in(
+        d.path(),
+        &["explain", "-p", "policy.yaml", "a.yaml", "b.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout_str(),
+        "a.yaml  (would change)
+  document 1: workload Job
+    Job \"a\"
+      names:   a
+      images:  pytorch/pytorch:2
+      matched  gpu
+      not      never: match.names [\"does-not-exist\"] matches none (names: a)
+      result:  {tolerations: [{effect: NoSchedule, key: nvidia.com/gpu, operator: Exists}]}
+b.yaml
+  document 1: workload Job
+    Job \"b\"
+      names:   b
+      images:  busybox
+      not      gpu: match.images [\"pytorch/*\"] matches none (images: busybox)
+      not      never: match.names [\"does-not-exist\"] matches none (names: b)
+      result:  (none)  (unchanged)
+rules that matched nothing: never
+"
+    );
+    let r = run_in(
+        d.path(),
+        &["explain", "-o", "json", "-p", "policy.yaml", "a.yaml"],
+        None,
+        &[],
+    );
+    let j: serde_json::Value = serde_json::from_slice(&r.stdout).expect("json");
+    assert_eq!(j["unmatchedRules"], serde_json::json!(["never"]));
+    let c = &j["files"][0]["documents"][0]["components"][0];
+    assert_eq!(
+        c["rules"][0],
+        serde_json::json!({"rule": "gpu", "matched": true, "reason": null})
+    );
+    assert_eq!(c["after"]["tolerations"][0]["key"], "nvidia.com/gpu");
+    assert_eq!(c["changed"], true);
+}
+
+#[test]
+fn validate_and_schema() {
+    let d = dir_with(&[("policy.yaml", POLICY)]);
+    let r = run_in(d.path(), &["validate", "-p", "policy.yaml"], None, &[]);
+    assert_eq!(
+        (r.code, r.stdout_str()),
+        (
+            0,
+            "policy.yaml: valid SchedulingPolicy \"cli\": 2 rules, 0 node pools\n".to_string()
+        )
+    );
+    let r = run_in(d.path(), &["schema"], None, &[]);
+    let s: serde_json::Value = serde_json::from_slice(&r.stdout).expect("schema is JSON");
+    assert_eq!(s["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    let rule = &s["properties"]["spec"]["properties"]["rules"]["items"];
+    assert_eq!(rule["additionalProperties"], false);
+    assert_eq!(rule["required"], serde_json::json!(["name"]));
+    assert!(
+        rule["properties"]["tolerations"]["items"]["properties"]["tolerationSeconds"]["type"]
+            == "integer"
+    );
+}
+
+#[test]
+fn policy_discovery_flag_then_env_then_nearest_file_upward() {
+    let other = POLICY.replace("pytorch/*", "busybox*");
+    let d = dir_with(&[
+        (".kfsched.yaml", POLICY),
+        ("env-policy.yaml", &other),
+        ("deep/er/a.yaml", &job("a", "pytorch/pytorch:2")),
+    ]);
+    let deep = d.path().join("deep/er");
+    let r = run_in(&deep, &["rewrite", "--check", "a.yaml"], None, &[]);
+    assert_eq!(
+        r.code, 1,
+        "the .kfsched.yaml two levels up applies: {}",
+        r.stderr
+    );
+    let env_path = d.path().join("env-policy.yaml");
+    let r = run_in(
+        &deep,
+        &["rewrite", "--check", "a.yaml"],
+        None,
+        &[("KFSCHED_POLICY", env_path.to_str().expect("utf8"))],
+    );
+    assert_eq!(
+        r.code, 0,
+        "$KFSCHED_POLICY wins over .kfsched.yaml: {}",
+        r.stderr
+    );
+    let r = run_in(
+        &deep,
+        &["rewrite", "--check", "-p", "../../.kfsched.yaml", "a.yaml"],
+        None,
+        &[("KFSCHED_POLICY", env_path.to_str().expect("utf8"))],
+    );
+    assert_eq!(r.code, 1, "-p wins over $KFSCHED_POLICY");
+}
+
+#[test]
+fn directories_are_recursed_and_non_pipeline_yaml_is_skipped() {
+    let mut files: Vec<(String, String)> = vec![("policy.yaml".into(), POLICY.into())];
+    for i in 0..200 {
+        files.push((
+            format!("tree/d{}/job-{i}.yaml", i % 7),
+            job(
+                &format!("j{i}"),
+                if i % 2 == 0 {
+                    "pytorch/pytorch:2"
+                } else {
+                    "busybox"
+                },
+            ),
+        ));
+    }
+    files.push((
+        "tree/config.yml".into(),
+        "kind: ConfigMap\ndata: {a: b}\n".into(),
+    ));
+    files.push((
+        "tree/.hidden/job.yaml".into(),
+        job("hidden", "pytorch/pytorch:2"),
+    ));
+    files.push(("tree/notes.txt".into(), "not yaml".into()));
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let d = dir_with(&refs);
+    let r = run_in(
+        d.path(),
+        &["rewrite", "-i", "-v", "-p", "policy.yaml", "tree"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("skipped: tree/config.yml: not a pipeline (ConfigMap)\n"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.matches("rewrote ").count(), 100, "{}", r.stderr);
+    for i in 0..200 {
+        let text = std::fs::read_to_string(d.path().join(format!("tree/d{}/job-{i}.yaml", i % 7)))
+            .expect("read");
+        assert_eq!(text.contains("nvidia.com/gpu"), i % 2 == 0, "job-{i}");
+    }
+    let hidden = std::fs::read_to_string(d.path().join("tree/.hidden/job.yaml")).expect("read");
+    assert!(
+        !hidden.contains("tolerations"),
+        "hidden directories are skipped"
+    );
+}
+
+#[test]
+fn version_and_help() {
+    let r = run_in(&root(), &["version"], None, &[]);
+    assert_eq!(
+        r.stdout_str(),
+        format!("kfsched v{}\n", env!("CARGO_PKG_VERSION"))
+    );
+    let r = run_in(&root(), &["--help"], None, &[]);
+    assert_eq!(r.code, 0);
+    for cmd in [
+        "rewrite",
+        "diff",
+        "explain",
+        "validate",
+        "schema",
+        "fn",
+        "node",
+        "completion",
+        "version",
+    ] {
+        assert!(
+            r.stdout_str().contains(&format!("  {cmd} ")),
+            "help lists {cmd}:\n{}",
+            r.stdout_str()
+        );
+    }
+    let r = run_in(&root(), &["rewrite", "--nope"], None, &[]);
+    assert_eq!(r.code, 2, "unknown flags are usage errors");
+}

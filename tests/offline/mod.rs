@@ -1,0 +1,8 @@
+//! The offline rewriter: golden files, properties, hand-written inputs,
+//! bad input and the command line.
+
+mod bad_input;
+mod cases;
+mod cli;
+mod golden;
+mod properties;

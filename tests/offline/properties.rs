@@ -1,0 +1,192 @@
+//! Properties over every fixture: the output parses, a second run is a
+//! no-op, the line diff stays inside the components that were edited, and
+//! `--check` exit codes follow SPEC §4.
+
+use std::path::PathBuf;
+
+use kfsched::format::{Doc, Place, detect};
+use kfsched::policy::Policy;
+use kfsched::rewrite::{FileOutcome, process};
+use kfsched::yaml::Tree;
+use kfsched::yaml::value::node_value;
+use similar::{DiffOp, TextDiff};
+
+use crate::support::{golden_dirs, hand_dirs, rel, run_in, snapshot};
+
+/// (case dir, input file name) for every fixture input.
+fn inputs() -> Vec<(PathBuf, &'static str)> {
+    let mut v = Vec::new();
+    for d in golden_dirs() {
+        v.push((d.clone(), "plain.yaml"));
+        v.push((d, "expected.yaml"));
+    }
+    for d in hand_dirs() {
+        v.push((d.clone(), "input.yaml"));
+        v.push((d, "expected.yaml"));
+    }
+    v
+}
+
+fn outcome(dir: &std::path::Path, name: &str) -> (String, FileOutcome) {
+    let policy = Policy::load(&dir.join("policy.yaml")).expect("policy");
+    let text = std::fs::read_to_string(dir.join(name)).expect("read");
+    let o = process(name, text.as_bytes(), &policy)
+        .unwrap_or_else(|d| panic!("{}/{name}: {d:?}", rel(dir)));
+    (text, o)
+}
+
+#[test]
+fn output_parses_and_untouched_documents_keep_their_values() {
+    for (dir, name) in inputs() {
+        let (input, o) = outcome(&dir, name);
+        let Some(out) = &o.output else { continue };
+        let before = Tree::parse(&input).expect("input parses");
+        let after = Tree::parse(out)
+            .unwrap_or_else(|e| panic!("{}/{name}: output does not parse: {e}", rel(&dir)));
+        assert!(
+            after.documents.len() >= before.documents.len(),
+            "{}/{name}: documents lost",
+            rel(&dir)
+        );
+        // KFP v2: the pipeline document itself never changes.
+        for (i, doc) in detect(&before).expect("detect").iter().enumerate() {
+            if let Doc::KfpV2(_) = doc {
+                let a = node_value(&before, before.documents[i].root.expect("root"));
+                let b = node_value(&after, after.documents[i].root.expect("root"));
+                assert!(a == b, "{}/{name}: document {i} changed", rel(&dir));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_second_rewrite_changes_nothing() {
+    for (dir, name) in inputs() {
+        let (_, o) = outcome(&dir, name);
+        let Some(out) = o.output else { continue };
+        let policy = Policy::load(&dir.join("policy.yaml")).expect("policy");
+        let again = process(name, out.as_bytes(), &policy).expect("second run");
+        assert!(
+            again.output.is_none(),
+            "{}/{name}: second rewrite changed the file",
+            rel(&dir)
+        );
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+}
+
+#[test]
+fn the_line_diff_touches_only_the_edited_components() {
+    let mut checked = 0;
+    for (dir, name) in inputs() {
+        let (input, o) = outcome(&dir, name);
+        let Some(out) = &o.output else { continue };
+        let tree = Tree::parse(&input).expect("parse");
+        let docs = detect(&tree).expect("detect");
+        let total = input.lines().count();
+        // Line ranges (0-based, inclusive of one line past the end for insertions).
+        let mut regions: Vec<(usize, usize)> = Vec::new();
+        for (doc, report) in docs.iter().zip(&o.docs) {
+            for (c, r) in doc.components().iter().zip(&report.components) {
+                if !r.changed {
+                    continue;
+                }
+                let node = match &c.place {
+                    Place::Argo { template, .. } => Some(*template),
+                    Place::Workload(pt) => Some(pt.template),
+                    Place::KfpV2 { .. } => None,
+                };
+                match node {
+                    Some(n) => {
+                        let nd = tree.node(n);
+                        regions.push((
+                            line_of(&input, nd.start as usize),
+                            line_of(&input, nd.end as usize) + 1,
+                        ));
+                    }
+                    None => {
+                        // KFP v2 writes only the platform document (after the pipeline document).
+                        let start = match doc {
+                            Doc::KfpV2(p) => p
+                                .platform
+                                .map(|r| line_of(&input, tree.node(r).start as usize))
+                                .unwrap_or(total),
+                            _ => total,
+                        };
+                        regions.push((start.saturating_sub(1), total + 1));
+                    }
+                }
+            }
+        }
+        let diff = TextDiff::from_lines(input.as_str(), out.as_str());
+        for op in diff.ops() {
+            let (old, _) = match op {
+                DiffOp::Equal { .. } => continue,
+                other => (other.old_range(), other.new_range()),
+            };
+            let inside = regions
+                .iter()
+                .any(|&(s, e)| old.start >= s && old.end <= e + 1);
+            assert!(
+                inside,
+                "{}/{name}: change at input lines {}..{} is outside every edited component {:?}",
+                rel(&dir),
+                old.start + 1,
+                old.end + 1,
+                regions
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 40, "only {checked} fixtures changed");
+}
+
+#[test]
+fn check_exits_1_when_a_file_would_change_0_when_not_and_writes_nothing() {
+    for dir in golden_dirs().into_iter().chain(hand_dirs()) {
+        let input = if dir.join("plain.yaml").exists() {
+            "plain.yaml"
+        } else {
+            "input.yaml"
+        };
+        let before = snapshot(&dir);
+        let r = run_in(
+            &dir,
+            &["rewrite", "--check", "-p", "policy.yaml", input],
+            None,
+            &[],
+        );
+        assert_eq!(r.code, 1, "{}: --check on {input}: {}", rel(&dir), r.stderr);
+        assert!(
+            r.stderr.ends_with(&format!("would rewrite {input}\n")),
+            "{}: {}",
+            rel(&dir),
+            r.stderr
+        );
+        let r = run_in(
+            &dir,
+            &["rewrite", "--check", "-p", "policy.yaml", "expected.yaml"],
+            None,
+            &[],
+        );
+        assert_eq!(
+            r.code,
+            0,
+            "{}: --check on expected.yaml: {}",
+            rel(&dir),
+            r.stderr
+        );
+        assert!(r.stdout.is_empty());
+        assert!(
+            snapshot(&dir) == before,
+            "{}: --check wrote something",
+            rel(&dir)
+        );
+    }
+}
