@@ -13,6 +13,7 @@ pub mod exit;
 pub mod explain;
 pub mod format;
 pub mod k8s;
+pub mod krm;
 pub mod matching;
 pub mod policy;
 pub mod rewrite;

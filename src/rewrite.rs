@@ -142,11 +142,68 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
         )]
     })?;
 
+    let mut editor = Editor::new(&tree, Flavor::KfpV2);
+    let Planned {
+        reports,
+        errors,
+        warnings,
+    } = plan(&tree, &docs, policy, file, &mut editor);
+
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let first = editor.first_offset().unwrap_or(0);
+    let appends_only = editor.only_appends_documents();
+    let output = if editor.is_empty() {
+        None
+    } else {
+        let out = editor
+            .finish()
+            .map_err(|e| vec![diag_at(&tree, file, e.offset, &e.path, e.message)])?;
+        // Re-parse from the start of the first edited document (or just the
+        // appended documents): a rewrite must never produce YAML that does not parse.
+        let start = if appends_only {
+            first
+        } else {
+            tree.documents
+                .iter()
+                .enumerate()
+                .filter(|(i, d)| *i > 0 && d.explicit_start && (d.start as usize) <= first)
+                .map(|(_, d)| d.start as usize)
+                .next_back()
+                .unwrap_or(0)
+        };
+        verify(file, &out, start)?;
+        Some(out)
+    };
+    Ok(FileOutcome {
+        file: file.to_string(),
+        output: output.filter(|o| o.as_bytes() != bytes),
+        docs: reports,
+        warnings,
+    })
+}
+
+/// What planning found: the reports, and the problems.
+pub(crate) struct Planned {
+    pub reports: Vec<DocReport>,
+    pub errors: Vec<Diagnostic>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Matches rules to the components of `docs`, merges, and queues the edits
+/// in `editor`. Used for files and for the items of a KRM ResourceList.
+pub(crate) fn plan(
+    tree: &Tree,
+    docs: &[Doc],
+    policy: &Policy,
+    file: &str,
+    editor: &mut Editor,
+) -> Planned {
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut warnings: Vec<Diagnostic> = Vec::new();
     let mut reports = Vec::new();
-    let mut editor = Editor::new(&tree, Flavor::KfpV2);
-
+    let mut style: Option<crate::yaml::BlockStyle> = None;
     for (index, doc) in docs.iter().enumerate() {
         let comps = doc.components();
         let mut report = DocReport {
@@ -280,7 +337,8 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
         if changes.is_empty() || !errors.is_empty() {
             continue;
         }
-        let flavor = doc.flavor(&tree);
+        let style = *style.get_or_insert_with(|| crate::yaml::BlockStyle::detect(tree));
+        let flavor = doc.flavor(style);
         editor.set_flavor(flavor);
         for edit in format::write(&tree, doc, flavor, &changes) {
             if let Err(e) = editor.apply(edit) {
@@ -294,39 +352,11 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
             }
         }
     }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let first = editor.first_offset().unwrap_or(0);
-    let appends_only = editor.only_appends_documents();
-    let output = if editor.is_empty() {
-        None
-    } else {
-        let out = editor
-            .finish()
-            .map_err(|e| vec![diag_at(&tree, file, e.offset, &e.path, e.message)])?;
-        // Re-parse from the start of the first edited document (or just the
-        // appended documents): a rewrite must never produce YAML that does not parse.
-        let start = if appends_only {
-            first
-        } else {
-            tree.documents
-                .iter()
-                .enumerate()
-                .filter(|(i, d)| *i > 0 && d.explicit_start && (d.start as usize) <= first)
-                .map(|(_, d)| d.start as usize)
-                .next_back()
-                .unwrap_or(0)
-        };
-        verify(file, &out, start)?;
-        Some(out)
-    };
-    Ok(FileOutcome {
-        file: file.to_string(),
-        output: output.filter(|o| o.as_bytes() != bytes),
-        docs: reports,
+    Planned {
+        reports,
+        errors,
         warnings,
-    })
+    }
 }
 
 /// Checks that the rewritten text parses from `start` on.

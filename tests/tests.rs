@@ -4,5 +4,6 @@
 
 mod support;
 
+mod integrations;
 mod node;
 mod offline;

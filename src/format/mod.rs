@@ -87,11 +87,12 @@ impl Doc {
     }
 
     /// The flavour of text that edits of this document are written in.
-    pub fn flavor(&self, tree: &Tree) -> Flavor {
+    /// `style` is the file's detected indentation, for hand-written documents.
+    pub fn flavor(&self, style: crate::yaml::BlockStyle) -> Flavor {
         match self {
             Doc::KfpV2(p) if p.sdk => Flavor::KfpV2,
             Doc::Argo(w) if w.kfp_v1 => Flavor::KfpV1,
-            _ => Flavor::Generic(crate::yaml::BlockStyle::detect(tree)),
+            _ => Flavor::Generic(style),
         }
     }
 
@@ -130,10 +131,17 @@ pub struct Change<'c> {
 
 /// Detects every document of a file. `Err` carries a message and the node it is about.
 pub fn detect(tree: &Tree) -> Result<Vec<Doc>, (NodeId, String)> {
-    let mut docs = Vec::with_capacity(tree.documents.len());
+    let roots: Vec<Option<NodeId>> = tree.documents.iter().map(|d| d.root).collect();
+    detect_roots(tree, &roots)
+}
+
+/// Detects what each of a sequence of root nodes is: the documents of a
+/// file, or the items of a KRM ResourceList.
+pub fn detect_roots(tree: &Tree, roots: &[Option<NodeId>]) -> Result<Vec<Doc>, (NodeId, String)> {
+    let mut docs = Vec::with_capacity(roots.len());
     let mut last_pipeline: Option<usize> = None;
-    for (i, d) in tree.documents.iter().enumerate() {
-        let Some(root) = d.root else {
+    for (i, d) in roots.iter().enumerate() {
+        let Some(root) = *d else {
             docs.push(Doc::Other("empty document".into()));
             continue;
         };
@@ -143,7 +151,7 @@ pub fn detect(tree: &Tree) -> Result<Vec<Doc>, (NodeId, String)> {
         }
         let has = |k: &str| tree.get_value(root, k).is_some();
         if has("pipelineInfo") && has("root") && has("deploymentSpec") {
-            let platform = tree.documents.get(i + 1).and_then(|n| n.root).filter(|&r| {
+            let platform = roots.get(i + 1).copied().flatten().filter(|&r| {
                 tree.kind(r) == Kind::Map
                     && tree.get_value(r, "platforms").is_some()
                     && tree.get_value(r, "pipelineInfo").is_none()

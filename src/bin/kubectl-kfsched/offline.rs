@@ -294,14 +294,115 @@ pub fn validate(policy: Option<PathBuf>) -> R {
     Ok(Exit::Ok)
 }
 
-/// Detects the KRM entry points that carry no subcommand: returns the exit
+/// Detects the KRM entry points that carry no subcommand: the legacy
+/// kustomize exec plugin (the binary installed as `.../SchedulingPolicy`,
+/// called with the config file as its only argument) and kustomize < 5.7's
+/// exec functions (no arguments, a ResourceList on stdin). Returns the exit
 /// code when one applied.
-pub fn krm_entry(_args: &[OsString]) -> Result<Option<Exit>, Box<dyn std::error::Error>> {
+pub fn krm_entry(args: &[OsString]) -> Result<Option<Exit>, Box<dyn std::error::Error>> {
+    let argv0 = args
+        .first()
+        .map(|a| {
+            Path::new(a)
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .unwrap_or_default();
+    if argv0 == "SchedulingPolicy" {
+        let Some(config) = args.get(1) else {
+            eprintln!(
+                "error: the kustomize exec plugin needs the plugin config file as its argument"
+            );
+            return Ok(Some(Exit::Usage));
+        };
+        return legacy_plugin(Path::new(config)).map(Some);
+    }
+    if args.len() == 1 && !std::io::stdin().is_terminal() {
+        let mut buf = Vec::new();
+        std::io::stdin().read_to_end(&mut buf)?;
+        if kfsched::krm::is_resource_list(&String::from_utf8_lossy(&buf)) {
+            return krm_run(&buf, None).map(Some);
+        }
+        eprintln!(
+            "error: no command given (stdin is not a KRM ResourceList); run `kubectl kfsched --help`"
+        );
+        return Ok(Some(Exit::Usage));
+    }
     Ok(None)
 }
 
-pub fn krm(_a: FnArgs, _policy: Option<PathBuf>) -> R {
-    eprintln!("error: fn is not built yet");
-    let _ = Path::new(".");
-    Ok(Exit::Usage)
+/// The legacy exec-plugin protocol: the policy from a file, a plain YAML
+/// stream on stdin, the rewritten stream on stdout.
+fn legacy_plugin(config: &Path) -> R {
+    let policy = match Policy::load(config) {
+        Ok(p) => p,
+        Err(e) => {
+            print_diags(&e.0);
+            return Ok(Exit::Usage);
+        }
+    };
+    let mut buf = Vec::new();
+    std::io::stdin().read_to_end(&mut buf)?;
+    let input = [Input {
+        file: "<stdin>".into(),
+        bytes: buf,
+    }];
+    let outcomes = match run_all(&input, &policy, false) {
+        Ok(o) => o,
+        Err(e) => return Ok(e),
+    };
+    let mut stdout = std::io::stdout().lock();
+    match &outcomes[0].output {
+        Some(text) => stdout.write_all(text.as_bytes())?,
+        None => stdout.write_all(&input[0].bytes)?,
+    }
+    stdout.flush()?;
+    Ok(Exit::Ok)
+}
+
+fn krm_run(bytes: &[u8], fallback: Option<&Policy>) -> R {
+    match kfsched::krm::run(bytes, fallback) {
+        Ok(o) => {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(o.output.as_bytes())?;
+            stdout.flush()?;
+            if o.failed {
+                eprintln!(
+                    "error: the function wrote error results (see results in the ResourceList)"
+                );
+                Ok(Exit::Differences)
+            } else {
+                Ok(Exit::Ok)
+            }
+        }
+        Err(e) => {
+            print_diags(&e.0);
+            Ok(Exit::Usage)
+        }
+    }
+}
+
+pub fn krm(a: FnArgs, policy: Option<PathBuf>) -> R {
+    if let Some(config) = a.config {
+        return legacy_plugin(&config);
+    }
+    // A policy from -p, $KFSCHED_POLICY or .kfsched.yaml is only a fallback
+    // for a ResourceList without a SchedulingPolicy functionConfig.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let fallback =
+        match discover::policy_path(policy.as_deref(), std::env::var_os("KFSCHED_POLICY"), &cwd) {
+            Ok(p) if policy.is_some() || p.exists() => match Policy::load(&p) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    print_diags(&e.0);
+                    return Ok(Exit::Usage);
+                }
+            },
+            _ => None,
+        };
+    let mut buf = Vec::new();
+    std::io::stdin().read_to_end(&mut buf)?;
+    krm_run(&buf, fallback.as_ref())
 }

@@ -1,0 +1,331 @@
+//! The KRM function (`kubectl kfsched fn`): a `ResourceList` in, the same
+//! `ResourceList` out with its items rewritten and `results` added.
+//!
+//! As kustomize's `kyaml/fn/framework` separates `Execute` from `Process`,
+//! this module separates the ResourceList envelope from the rewrite: the
+//! items are edited in place inside the ResourceList text with the same
+//! byte-preserving editor as files, so comments, key order and the
+//! orchestrator's `internal.config.kubernetes.io/*` annotations survive
+//! untouched. Results are written even when the policy is invalid.
+
+use crate::diag::{Diagnostic, decode_utf8};
+use crate::format;
+use crate::policy::Policy;
+use crate::rewrite::{Planned, plan};
+use crate::yaml::BlockStyle;
+use crate::yaml::edit::{Edit, Editor, Flavor, Placement};
+use crate::yaml::tree::{Kind, NodeId, Tree};
+use crate::yaml::value::Value;
+
+/// The outcome of one function run.
+pub struct KrmOutcome {
+    /// The ResourceList to write to stdout.
+    pub output: String,
+    /// Whether an error result was written (the process then exits 1).
+    pub failed: bool,
+}
+
+/// Why the input could not be handled at all (exit 2, written to stderr).
+#[derive(Debug)]
+pub struct KrmInputError(pub Vec<Diagnostic>);
+
+/// Whether stdin text is a ResourceList (for the no-argument entry point).
+pub fn is_resource_list(text: &str) -> bool {
+    let Ok(tree) = Tree::parse(text) else {
+        return false;
+    };
+    let Some(root) = tree.documents.first().and_then(|d| d.root) else {
+        return false;
+    };
+    tree.get_value(root, "kind").and_then(|k| tree.str_value(k)) == Some("ResourceList")
+}
+
+struct Result1 {
+    severity: &'static str,
+    message: String,
+    resource: Option<Value>,
+    file: Option<(String, i64)>,
+}
+
+impl Result1 {
+    fn value(&self) -> Value {
+        let mut m: Vec<(String, Value)> = vec![
+            ("message".into(), Value::str(&self.message)),
+            ("severity".into(), Value::str(self.severity)),
+        ];
+        if let Some(r) = &self.resource {
+            m.push(("resourceRef".into(), r.clone()));
+        }
+        if let Some((path, index)) = &self.file {
+            let mut f = vec![("path".to_string(), Value::str(path))];
+            if *index > 0 {
+                f.push(("index".into(), Value::Int(*index)));
+            }
+            m.push(("file".into(), Value::Map(f)));
+        }
+        Value::Map(m)
+    }
+}
+
+fn str_at<'t>(tree: &'t Tree, node: NodeId, path: &[&str]) -> Option<&'t str> {
+    let mut n = node;
+    for k in path {
+        n = tree.get_value(n, k)?;
+    }
+    tree.str_value(n)
+}
+
+/// apiVersion/kind/name/namespace of an item, for `resourceRef`.
+fn resource_ref(tree: &Tree, item: NodeId) -> Value {
+    let mut m = Vec::new();
+    for (k, path) in [
+        ("apiVersion", &["apiVersion"][..]),
+        ("kind", &["kind"]),
+        ("name", &["metadata", "name"]),
+        ("namespace", &["metadata", "namespace"]),
+    ] {
+        if let Some(v) = str_at(tree, item, path) {
+            m.push((k.to_string(), Value::str(v)));
+        }
+    }
+    Value::Map(m)
+}
+
+/// Where the orchestrator says an item came from.
+fn file_ref(tree: &Tree, item: NodeId) -> Option<(String, i64)> {
+    let ann = tree
+        .get_value(item, "metadata")
+        .and_then(|m| tree.get_value(m, "annotations"))?;
+    let path = [
+        "internal.config.kubernetes.io/path",
+        "config.kubernetes.io/path",
+    ]
+    .iter()
+    .find_map(|k| tree.get_value(ann, k).and_then(|v| tree.str_value(v)))?;
+    let index = [
+        "internal.config.kubernetes.io/index",
+        "config.kubernetes.io/index",
+    ]
+    .iter()
+    .find_map(|k| tree.get_value(ann, k).and_then(|v| tree.str_value(v)))
+    .and_then(|s| s.parse().ok())
+    .unwrap_or(0);
+    Some((path.to_string(), index))
+}
+
+/// Runs the function over a ResourceList. `fallback` is the policy to use
+/// when the functionConfig is absent or is not a SchedulingPolicy (kpt
+/// passes a ConfigMap for `-- key=value` arguments).
+pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInputError> {
+    let text = decode_utf8("<stdin>", bytes).map_err(|d| KrmInputError(vec![d]))?;
+    let tree = Tree::parse(text).map_err(|e| {
+        KrmInputError(vec![Diagnostic {
+            file: "<stdin>".into(),
+            line: e.line,
+            col: e.col,
+            path: String::new(),
+            message: format!("invalid YAML: {}", e.message),
+        }])
+    })?;
+    let root = tree
+        .documents
+        .first()
+        .and_then(|d| d.root)
+        .filter(|&r| tree.kind(r) == Kind::Map);
+    let Some(root) = root.filter(|&r| str_at(&tree, r, &["kind"]) == Some("ResourceList")) else {
+        return Err(KrmInputError(vec![Diagnostic::file(
+            "<stdin>",
+            "fn expects a KRM ResourceList on stdin (kind: ResourceList, as kustomize and kpt send); to rewrite files use `kubectl kfsched rewrite`",
+        )]));
+    };
+    let items: Vec<NodeId> = tree
+        .get_value(root, "items")
+        .filter(|&i| tree.kind(i) == Kind::Seq)
+        .map(|i| tree.items(i).collect())
+        .unwrap_or_default();
+
+    // The policy: the functionConfig when it is a SchedulingPolicy.
+    let fc = tree
+        .get_value(root, "functionConfig")
+        .filter(|&f| tree.kind(f) == Kind::Map);
+    let fc_kind = fc.and_then(|f| str_at(&tree, f, &["kind"]));
+    let loaded;
+    let policy: Result<&Policy, Vec<Diagnostic>> = match (fc, fc_kind) {
+        (Some(f), Some("SchedulingPolicy")) => match Policy::from_tree("functionConfig", &tree, f) {
+            Ok(p) => {
+                loaded = p;
+                Ok(&loaded)
+            }
+            Err(e) => Err(e.0),
+        },
+        _ => fallback.ok_or_else(|| {
+            vec![Diagnostic::file(
+                "functionConfig",
+                "no SchedulingPolicy: give it as the functionConfig (kustomize: the transformer file itself; kpt: --fn-config policy.yaml) or pass -p/--policy",
+            )]
+        }),
+    };
+
+    let mut results: Vec<Result1> = Vec::new();
+    let mut editor = Editor::new(&tree, Flavor::Generic(BlockStyle::detect(&tree)));
+    let mut failed = false;
+    match policy {
+        Err(diags) => {
+            failed = true;
+            for d in diags {
+                results.push(Result1 {
+                    severity: "error",
+                    message: format!("invalid SchedulingPolicy: {d}"),
+                    resource: None,
+                    file: None,
+                });
+            }
+        }
+        Ok(policy) => {
+            let roots: Vec<Option<NodeId>> = items.iter().map(|&i| Some(i)).collect();
+            match format::detect_roots(&tree, &roots) {
+                Err((node, msg)) => {
+                    failed = true;
+                    let item = items.iter().copied().find(|&i| is_ancestor(&tree, i, node));
+                    results.push(Result1 {
+                        severity: "error",
+                        message: msg,
+                        resource: item.map(|i| resource_ref(&tree, i)),
+                        file: item.and_then(|i| file_ref(&tree, i)),
+                    });
+                }
+                Ok(docs) => {
+                    let Planned {
+                        reports,
+                        errors,
+                        warnings,
+                    } = plan(&tree, &docs, policy, "ResourceList", &mut editor);
+                    for e in errors {
+                        failed = true;
+                        results.push(Result1 {
+                            severity: "error",
+                            message: e.to_string(),
+                            resource: None,
+                            file: None,
+                        });
+                    }
+                    for w in warnings {
+                        results.push(Result1 {
+                            severity: "warning",
+                            message: w.message,
+                            resource: None,
+                            file: None,
+                        });
+                    }
+                    let mut hits = vec![0usize; policy.rules.len()];
+                    for (report, &item) in reports.iter().zip(&items) {
+                        let mut rules: Vec<&str> = Vec::new();
+                        for c in &report.components {
+                            for (i, v) in c.verdicts.iter().enumerate() {
+                                if v.selected() {
+                                    hits[i] += 1;
+                                    if c.changed && !rules.contains(&policy.rules[i].name.as_str())
+                                    {
+                                        rules.push(&policy.rules[i].name);
+                                    }
+                                }
+                            }
+                        }
+                        if report.components.iter().any(|c| c.changed) {
+                            results.push(Result1 {
+                                severity: "info",
+                                message: format!(
+                                    "kfsched: scheduling set by rule{} {}",
+                                    if rules.len() == 1 { "" } else { "s" },
+                                    rules.join(", ")
+                                ),
+                                resource: Some(resource_ref(&tree, item)),
+                                file: file_ref(&tree, item),
+                            });
+                        }
+                    }
+                    for (rule, h) in policy.rules.iter().zip(hits) {
+                        if h == 0 {
+                            results.push(Result1 {
+                                severity: "warning",
+                                message: format!(
+                                    "kfsched: rule {:?} matched no component",
+                                    rule.name
+                                ),
+                                resource: None,
+                                file: None,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if failed {
+        // Nothing is rewritten when anything failed: only results are added.
+        editor = Editor::new(&tree, Flavor::Generic(BlockStyle::detect(&tree)));
+    }
+    let new_results: Vec<Value> = results.iter().map(Result1::value).collect();
+    if !new_results.is_empty() {
+        let existing = tree.get_value(root, "results");
+        let edit = match existing {
+            Some(node) if tree.kind(node) == Kind::Seq => {
+                let mut all: Vec<Value> = tree
+                    .items(node)
+                    .map(|i| crate::yaml::value::node_value(&tree, i))
+                    .collect();
+                all.extend(new_results);
+                Edit::Reconcile {
+                    node,
+                    desired: Value::Seq(all),
+                    placement: Placement::End,
+                }
+            }
+            Some(node) => Edit::Reconcile {
+                node,
+                desired: Value::Seq(new_results),
+                placement: Placement::End,
+            },
+            None => Edit::Insert {
+                map: root,
+                key: "results".into(),
+                value: Value::Seq(new_results),
+                placement: Placement::End,
+            },
+        };
+        if let Err(e) = editor.apply(edit) {
+            return Err(KrmInputError(vec![Diagnostic::file(
+                "<stdin>",
+                format!("cannot add results: {e}"),
+            )]));
+        }
+    }
+    let output = if editor.is_empty() {
+        text.to_string()
+    } else {
+        editor
+            .finish()
+            .map_err(|e| KrmInputError(vec![Diagnostic::file("<stdin>", e.to_string())]))?
+    };
+    if let Err(e) = Tree::parse(&output) {
+        return Err(KrmInputError(vec![Diagnostic::file(
+            "<stdin>",
+            format!(
+                "internal error: the rewritten ResourceList does not parse ({e}); please report this"
+            ),
+        )]));
+    }
+    Ok(KrmOutcome { output, failed })
+}
+
+fn is_ancestor(tree: &Tree, a: NodeId, mut n: NodeId) -> bool {
+    loop {
+        if n == a {
+            return true;
+        }
+        match tree.parent(n) {
+            Some(p) => n = p,
+            None => return false,
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Integrations with the real clients: krew, pre-commit, kustomize, kpt, kubectl.
