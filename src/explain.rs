@@ -3,7 +3,9 @@
 
 use serde_json::{Value as Json, json};
 
+use crate::matching::Subject;
 use crate::policy::Policy;
+use crate::rewrite::ComponentReport;
 use crate::rewrite::FileOutcome;
 use crate::yaml::Value;
 use crate::yaml::block::flow_text;
@@ -23,6 +25,15 @@ pub fn unmatched_rules<'p>(policy: &'p Policy, outcomes: &[FileOutcome]) -> Vec<
         .filter(|(_, h)| *h == 0)
         .map(|(r, _)| r.name.as_str())
         .collect()
+}
+
+fn subject(c: &ComponentReport) -> Subject<'_> {
+    Subject {
+        names: &c.names,
+        images: &c.images,
+        pipeline: c.pipeline.as_deref(),
+        kind: &c.kind,
+    }
 }
 
 fn flow(j: &Json) -> String {
@@ -74,7 +85,7 @@ pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String 
                     out.push_str(&format!("      images:  {}\n", c.images.join(", ")));
                 }
                 for (rule, v) in policy.rules.iter().zip(&c.verdicts) {
-                    match v.reason() {
+                    match v.reason(rule, subject(c)) {
                         None => out.push_str(&format!("      matched  {}\n", rule.name)),
                         Some(why) => {
                             out.push_str(&format!("      not      {}: {why}\n", rule.name))
@@ -126,7 +137,7 @@ pub fn json(policy: &Policy, outcomes: &[FileOutcome]) -> Json {
                                 .rules
                                 .iter()
                                 .zip(&c.verdicts)
-                                .map(|(r, v)| json!({"rule": r.name, "matched": v.selected(), "reason": v.reason()}))
+                                .map(|(r, v)| json!({"rule": r.name, "matched": v.selected(), "reason": v.reason(r, subject(c))}))
                                 .collect();
                             json!({
                                 "component": c.label,

@@ -1,17 +1,87 @@
 //! Which rules select which components, and why: every verdict carries its
-//! reason, so `explain` can say which selector failed.
+//! reason (which selector key failed or excluded), so `explain` can say it.
+//! The reason's text is only built when someone asks for it.
 
 use crate::format::Component;
 use crate::policy::{Glob, Rule, Selector};
 
+/// A key of `match` / `exclude`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key {
+    Names,
+    Images,
+    Pipelines,
+    Kinds,
+}
+
+impl Key {
+    fn name(self) -> &'static str {
+        match self {
+            Key::Names => "names",
+            Key::Images => "images",
+            Key::Pipelines => "pipelines",
+            Key::Kinds => "kinds",
+        }
+    }
+
+    fn globs(self, sel: &Selector) -> Option<&[Glob]> {
+        match self {
+            Key::Names => sel.names.as_deref(),
+            Key::Images => sel.images.as_deref(),
+            Key::Pipelines => sel.pipelines.as_deref(),
+            Key::Kinds => sel.kinds.as_deref(),
+        }
+    }
+}
+
+const KEYS: [Key; 4] = [Key::Names, Key::Images, Key::Pipelines, Key::Kinds];
+
+/// What a component is matched on.
+#[derive(Clone, Copy)]
+pub struct Subject<'c> {
+    pub names: &'c [String],
+    pub images: &'c [String],
+    pub pipeline: Option<&'c str>,
+    pub kind: &'c str,
+}
+
+impl<'c> Subject<'c> {
+    pub fn of(c: &'c Component) -> Self {
+        Subject {
+            names: &c.names,
+            images: &c.images,
+            pipeline: c.pipeline.as_deref(),
+            kind: &c.kind,
+        }
+    }
+
+    fn any(&self, key: Key, f: impl Fn(&str) -> bool) -> bool {
+        match key {
+            Key::Names => self.names.iter().any(|n| f(n)),
+            Key::Images => self.images.iter().any(|n| f(n)),
+            Key::Pipelines => self.pipeline.is_some_and(f),
+            Key::Kinds => f(self.kind),
+        }
+    }
+
+    fn values(&self, key: Key) -> Vec<&str> {
+        match key {
+            Key::Names => self.names.iter().map(String::as_str).collect(),
+            Key::Images => self.images.iter().map(String::as_str).collect(),
+            Key::Pipelines => self.pipeline.into_iter().collect(),
+            Key::Kinds => vec![self.kind],
+        }
+    }
+}
+
 /// A rule's verdict on one component.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Selected,
-    /// A `match` key did not match: the key and why.
-    Unmatched(String),
-    /// An `exclude` selector matched: which key and value.
-    Excluded(String),
+    /// This `match` key matched nothing.
+    Unmatched(Key),
+    /// This `exclude` key (with every other present key) matched.
+    Excluded(Key),
 }
 
 impl Verdict {
@@ -19,19 +89,48 @@ impl Verdict {
         matches!(self, Verdict::Selected)
     }
 
-    pub fn reason(&self) -> Option<&str> {
-        match self {
+    /// Why the rule did not select the component, in words.
+    pub fn reason(&self, rule: &Rule, s: Subject) -> Option<String> {
+        match *self {
             Verdict::Selected => None,
-            Verdict::Unmatched(r) | Verdict::Excluded(r) => Some(r),
+            Verdict::Unmatched(key) => {
+                let g = key.globs(&rule.matcher).unwrap_or(&[]);
+                let values = s.values(key);
+                let detail = if key == Key::Pipelines && values.is_empty() {
+                    "a plain workload has no pipeline".to_string()
+                } else {
+                    let what = match key {
+                        Key::Names => "names",
+                        Key::Images => "images",
+                        Key::Pipelines => "pipeline",
+                        Key::Kinds => "kind",
+                    };
+                    format!("{what}: {}", list(&values))
+                };
+                Some(format!(
+                    "match.{} {} matches none ({detail})",
+                    key.name(),
+                    globs(g)
+                ))
+            }
+            Verdict::Excluded(key) => {
+                let g = key.globs(&rule.exclude).unwrap_or(&[]);
+                for v in s.values(key) {
+                    if let Some(p) = g.iter().find(|p| p.matches(v)) {
+                        return Some(format!("exclude.{} {:?} matches {v:?}", key.name(), p.text));
+                    }
+                }
+                Some("excluded".into())
+            }
         }
     }
 }
 
-fn list(v: &[String]) -> String {
+fn list(v: &[&str]) -> String {
     if v.is_empty() {
         return "none".into();
     }
-    let shown: Vec<&str> = v.iter().take(8).map(String::as_str).collect();
+    let shown: Vec<&str> = v.iter().take(8).copied().collect();
     let more = if v.len() > 8 {
         format!(", … {} more", v.len() - 8)
     } else {
@@ -45,65 +144,26 @@ fn globs(g: &[Glob]) -> String {
     format!("[{}]", t.join(", "))
 }
 
-/// The first key of `sel` that does not match, with a reason; `None` when all present keys match.
-fn first_miss(sel: &Selector, c: &Component, prefix: &str) -> Option<String> {
-    let kind = [c.kind.clone()];
-    let pipeline: Vec<String> = c.pipeline.iter().cloned().collect();
-    type Key<'a> = (&'a str, &'a Option<Vec<Glob>>, &'a [String], &'a str);
-    let keys: [Key; 4] = [
-        ("names", &sel.names, &c.names, "names"),
-        ("images", &sel.images, &c.images, "images"),
-        ("pipelines", &sel.pipelines, &pipeline, "pipeline"),
-        ("kinds", &sel.kinds, &kind, "kind"),
-    ];
-    for (key, g, values, what) in keys {
-        let Some(g) = g else { continue };
-        if !values.iter().any(|v| g.iter().any(|p| p.matches(v))) {
-            let detail = if key == "pipelines" && values.is_empty() {
-                "a plain workload has no pipeline".to_string()
-            } else {
-                format!("{what}: {}", list(values))
-            };
-            return Some(format!(
-                "{prefix}.{key} {} matches none ({detail})",
-                globs(g)
-            ));
-        }
-    }
-    None
+/// The first present key of `sel` that matches nothing.
+fn first_miss(sel: &Selector, s: &Subject) -> Option<Key> {
+    KEYS.into_iter().find(|&k| {
+        k.globs(sel)
+            .is_some_and(|g| !s.any(k, |v| g.iter().any(|p| p.matches(v))))
+    })
 }
 
-/// The first `exclude` hit, described.
-fn exclusion(sel: &Selector, c: &Component) -> Option<String> {
-    if sel.is_empty() || first_miss(sel, c, "exclude").is_some() {
-        return None;
-    }
-    let kind = [c.kind.clone()];
-    let pipeline: Vec<String> = c.pipeline.iter().cloned().collect();
-    for (key, g, values) in [
-        ("names", &sel.names, &c.names[..]),
-        ("images", &sel.images, &c.images[..]),
-        ("pipelines", &sel.pipelines, &pipeline[..]),
-        ("kinds", &sel.kinds, &kind[..]),
-    ] {
-        if let Some(g) = g {
-            for v in values {
-                if let Some(p) = g.iter().find(|p| p.matches(v)) {
-                    return Some(format!("exclude.{key} {:?} matches {v:?}", p.text));
-                }
-            }
-        }
-    }
-    Some("excluded".into())
-}
-
-/// Whether `rule` selects `c`, and if not, why.
+/// Whether `rule` selects the component, and if not, why.
 pub fn judge(rule: &Rule, c: &Component) -> Verdict {
-    if let Some(miss) = first_miss(&rule.matcher, c, "match") {
+    let s = Subject::of(c);
+    if let Some(miss) = first_miss(&rule.matcher, &s) {
         return Verdict::Unmatched(miss);
     }
-    if let Some(ex) = exclusion(&rule.exclude, c) {
-        return Verdict::Excluded(ex);
+    if !rule.exclude.is_empty() && first_miss(&rule.exclude, &s).is_none() {
+        let key = KEYS
+            .into_iter()
+            .find(|&k| k.globs(&rule.exclude).is_some())
+            .unwrap_or(Key::Names);
+        return Verdict::Excluded(key);
     }
     Verdict::Selected
 }

@@ -7,12 +7,15 @@
 use rayon::prelude::*;
 
 use crate::diag::{Diagnostic, decode_utf8};
+use crate::format::kfp_v2;
 use crate::format::{self, Change, Doc, Skipped};
 use crate::matching::{Verdict, judge};
 use crate::policy::Policy;
 use crate::sched::Changed;
 use crate::yaml::edit::{Editor, Flavor};
-use crate::yaml::tree::Tree;
+use crate::yaml::skim::{self, Projection};
+use crate::yaml::tree::{Kind, NodeId, Tree, check_syntax};
+use crate::yaml::value::Value;
 
 /// What `explain` shows about one component.
 #[derive(Clone, Debug)]
@@ -122,7 +125,82 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
             warnings: vec![],
         });
     }
-    let tree = Tree::parse(text).map_err(|e| {
+    if let Some(head) = skim_kfp_v2(text) {
+        // The pipeline document is only read: take what is needed from the
+        // skimmed projection while the real parser checks its syntax, piece
+        // by piece, on the other threads. If the check fails, the full
+        // parse below reports the error exactly.
+        let (syntax_ok, result) = rayon::join(
+            || check_pieces(text, &head),
+            || process_parsed(file, text, bytes, policy, Some(&head)),
+        );
+        if syntax_ok {
+            return result;
+        }
+    }
+    process_parsed(file, text, bytes, policy, None)
+}
+
+/// The projection of an SDK-written KFP v2 pipeline document, when the file is one.
+fn skim_kfp_v2(text: &str) -> Option<Projection> {
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let first = body
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with('#'))?;
+    if ![
+        "components:",
+        "deploymentSpec:",
+        "pipelineInfo:",
+        "root:",
+        "schemaVersion:",
+        "sdkVersion:",
+    ]
+    .iter()
+    .any(|k| first.starts_with(k))
+    {
+        return None;
+    }
+    let p = skim::project(text, kfp_v2::PROJECTION)?;
+    let v = &p.value;
+    let sdk = v
+        .get("sdkVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.starts_with("kfp-"));
+    (sdk && v.get("pipelineInfo").is_some()
+        && v.get("root").is_some()
+        && v.get("deploymentSpec").is_some())
+    .then_some(p)
+}
+
+/// Checks the syntax of the skimmed document in pieces that parse on their own.
+fn check_pieces(text: &str, head: &Projection) -> bool {
+    let target = (head.end / 8).max(16 * 1024);
+    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0usize;
+    let mut depth = 1u8;
+    for &(off, d) in &head.splits {
+        if off == 0 {
+            continue;
+        }
+        if d < depth || off - start >= target {
+            pieces.push((start, off));
+            start = off;
+            depth = d;
+        }
+    }
+    pieces.push((start, head.end));
+    pieces.par_iter().all(|&(a, b)| check_syntax(&text[a..b]))
+}
+
+fn process_parsed(
+    file: &str,
+    text: &str,
+    bytes: &[u8],
+    policy: &Policy,
+    head: Option<&Projection>,
+) -> Result<FileOutcome, Vec<Diagnostic>> {
+    let base = head.map_or(0, |h| h.end);
+    let tree = Tree::parse_from(text, base).map_err(|e| {
         vec![Diagnostic {
             file: file.to_string(),
             line: e.line,
@@ -131,7 +209,7 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
             message: format!("invalid YAML: {}; nothing was written", e.message),
         }]
     })?;
-    let docs = format::detect(&tree).map_err(|(node, msg)| {
+    let to_diag = |(node, msg): (NodeId, String)| {
         let n = tree.node(node);
         vec![diag_at(
             &tree,
@@ -140,8 +218,29 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
             &tree.path(node),
             msg,
         )]
-    })?;
-
+    };
+    let docs = match head {
+        None => format::detect(&tree).map_err(to_diag)?,
+        Some(h) => {
+            let roots: Vec<Option<NodeId>> = tree.documents.iter().map(|d| d.root).collect();
+            let platform = roots.first().copied().flatten().filter(|&r| {
+                tree.kind(r) == Kind::Map
+                    && tree.get_value(r, "platforms").is_some()
+                    && tree.get_value(r, "pipelineInfo").is_none()
+            });
+            let mut docs = vec![Doc::KfpV2(kfp_v2::Pipeline::parse(&h.value, 0, platform))];
+            let rest = if platform.is_some() {
+                &roots[1..]
+            } else {
+                &roots[..]
+            };
+            if platform.is_some() {
+                docs.push(Doc::KfpV2Platform);
+            }
+            docs.extend(format::detect_roots(&tree, rest).map_err(to_diag)?);
+            docs
+        }
+    };
     let mut editor = Editor::new(&tree, Flavor::KfpV2);
     let Planned {
         reports,
@@ -160,20 +259,21 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
         let out = editor
             .finish()
             .map_err(|e| vec![diag_at(&tree, file, e.offset, &e.path, e.message)])?;
-        // Re-parse from the start of the first edited document (or just the
-        // appended documents): a rewrite must never produce YAML that does not parse.
-        let start = if appends_only {
-            first
-        } else {
-            tree.documents
+        // Splices into existing text are re-parsed from the start of the
+        // first edited document: a rewrite must never produce YAML that does
+        // not parse. A whole appended document is the emitter's own output,
+        // whose round trip the emitter's tests and fuzz target check.
+        if !appends_only {
+            let start = tree
+                .documents
                 .iter()
                 .enumerate()
                 .filter(|(i, d)| *i > 0 && d.explicit_start && (d.start as usize) <= first)
                 .map(|(_, d)| d.start as usize)
                 .next_back()
-                .unwrap_or(0)
-        };
-        verify(file, &out, start)?;
+                .unwrap_or(if head.is_some() { base } else { 0 });
+            verify(file, &out, start)?;
+        }
         Some(out)
     };
     Ok(FileOutcome {
@@ -227,7 +327,7 @@ pub(crate) fn plan(
         let mut verdict_table: Vec<Vec<Verdict>> = Vec::with_capacity(comps.len());
         for comp in comps {
             let verdicts: Vec<Verdict> = policy.rules.iter().map(|r| judge(r, comp)).collect();
-            let before = doc.read(&tree, comp);
+            let before = doc.read(tree, comp);
             let mut after = before.clone();
             let mut changed = Changed::default();
             let mut comp_warnings = Vec::new();
@@ -294,7 +394,7 @@ pub(crate) fn plan(
                     .map(|(_, r)| format!("{:?}", r.name))
                     .collect();
                 errors.push(diag_at(
-                    &tree,
+                    tree,
                     file,
                     tree.node(*node).start as usize,
                     &tree.path(*node),
@@ -340,10 +440,10 @@ pub(crate) fn plan(
         let style = *style.get_or_insert_with(|| crate::yaml::BlockStyle::detect(tree));
         let flavor = doc.flavor(style);
         editor.set_flavor(flavor);
-        for edit in format::write(&tree, doc, flavor, &changes) {
+        for edit in format::write(tree, doc, flavor, &changes) {
             if let Err(e) = editor.apply(edit) {
                 errors.push(diag_at(
-                    &tree,
+                    tree,
                     file,
                     e.offset,
                     &e.path,

@@ -8,9 +8,12 @@
 
 use std::collections::BTreeMap;
 
-use super::{Change, Component, Place, Skipped, at, field, field_str, push_unique};
+use std::collections::HashMap;
+
+use super::{Change, Component, Place, Skipped, View, at, at_node, field, push_unique};
 use crate::sched::{Sched, opaque, pref_from_v2, term_from_raw, tol_from_raw};
 use crate::yaml::edit::{Edit, Flavor, Placement};
+use crate::yaml::skim::{Pattern, Then};
 use crate::yaml::tree::{Kind, NodeId, Tree};
 use crate::yaml::value::{Value, node_value};
 
@@ -45,20 +48,120 @@ fn spelled(v: &Value, names: (&str, &str)) -> Option<(String, Value)> {
     None
 }
 
+/// What the KFP v2 reader needs from a pipeline document.
+pub const PROJECTION: &[Pattern] = &[
+    Pattern {
+        key: "pipelineInfo",
+        then: Then::Map(
+            &[Pattern {
+                key: "name",
+                then: Then::Scalar,
+            }],
+            false,
+        ),
+    },
+    Pattern {
+        key: "sdkVersion",
+        then: Then::Scalar,
+    },
+    Pattern {
+        key: "root",
+        then: Then::Map(DAG_HOLDER, false),
+    },
+    Pattern {
+        key: "components",
+        then: Then::Map(
+            &[Pattern {
+                key: "*",
+                then: Then::Map(COMPONENT, false),
+            }],
+            false,
+        ),
+    },
+    Pattern {
+        key: "deploymentSpec",
+        then: Then::Map(
+            &[Pattern {
+                key: "executors",
+                then: Then::Map(
+                    &[Pattern {
+                        key: "*",
+                        then: Then::Map(EXECUTOR, true),
+                    }],
+                    false,
+                ),
+            }],
+            false,
+        ),
+    },
+];
+const NAME: &[Pattern] = &[Pattern {
+    key: "name",
+    then: Then::Scalar,
+}];
+const TASK: &[Pattern] = &[
+    Pattern {
+        key: "componentRef",
+        then: Then::Map(NAME, false),
+    },
+    Pattern {
+        key: "taskInfo",
+        then: Then::Map(NAME, false),
+    },
+];
+const DAG: &[Pattern] = &[Pattern {
+    key: "tasks",
+    then: Then::Map(
+        &[Pattern {
+            key: "*",
+            then: Then::Map(TASK, false),
+        }],
+        false,
+    ),
+}];
+const DAG_HOLDER: &[Pattern] = &[Pattern {
+    key: "dag",
+    then: Then::Map(DAG, false),
+}];
+const COMPONENT: &[Pattern] = &[
+    Pattern {
+        key: "executorLabel",
+        then: Then::Scalar,
+    },
+    Pattern {
+        key: "dag",
+        then: Then::Map(DAG, false),
+    },
+];
+const EXECUTOR: &[Pattern] = &[Pattern {
+    key: "container",
+    then: Then::Map(
+        &[Pattern {
+            key: "image",
+            then: Then::Scalar,
+        }],
+        true,
+    ),
+}];
+
 impl Pipeline {
-    pub fn parse(
-        tree: &Tree,
-        doc: usize,
-        root: NodeId,
-        platform: Option<NodeId>,
-    ) -> Result<Pipeline, (NodeId, String)> {
-        let name = at(tree, root, &["pipelineInfo", "name"])
-            .and_then(|v| tree.str_value(v))
+    /// Reads a pipeline document: a span-tree node or a skimmed [`PROJECTION`].
+    pub fn parse<'s, V: View<'s>>(root: V, doc: usize, platform: Option<NodeId>) -> Pipeline {
+        let name = at(root, &["pipelineInfo", "name"])
+            .and_then(V::text)
             .unwrap_or("")
             .to_string();
-        let sdk = field_str(tree, root, "sdkVersion").is_some_and(|s| s.starts_with("kfp-"));
-        let components_map = field(tree, root, "components");
-        let executors = at(tree, root, &["deploymentSpec", "executors"]);
+        let sdk = root
+            .field("sdkVersion")
+            .and_then(V::text)
+            .is_some_and(|s| s.starts_with("kfp-"));
+        let components_map: HashMap<&str, V> = root
+            .field("components")
+            .map(|m| m.entries().into_iter().collect())
+            .unwrap_or_default();
+        let executors: HashMap<&str, V> = at(root, &["deploymentSpec", "executors"])
+            .map(|m| m.entries().into_iter().collect())
+            .unwrap_or_default();
         let mut p = Pipeline {
             doc,
             sdk,
@@ -68,29 +171,26 @@ impl Pipeline {
             platform,
             executor_tasks: BTreeMap::new(),
         };
-        let Some(root_tasks) = at(tree, root, &["root", "dag", "tasks"]) else {
-            return Ok(p);
+        let Some(root_tasks) = at(root, &["root", "dag", "tasks"]) else {
+            return p;
         };
         // Depth-first over nested DAGs without recursion; `chain` guards against cycles.
-        let mut stack: Vec<(NodeId, String, Vec<String>)> =
+        let mut stack: Vec<(V, String, Vec<String>)> =
             vec![(root_tasks, String::new(), Vec::new())];
         while let Some((tasks, prefix, chain)) = stack.pop() {
-            if tree.kind(tasks) != Kind::Map {
+            if !tasks.is_map() {
                 continue;
             }
-            let entries: Vec<(NodeId, NodeId)> = tree.entries(tasks).collect();
-            // Push nested DAGs in reverse so they are visited in file order.
             let mut nested = Vec::new();
-            for (k, task) in entries {
-                let key = tree.scalar(k).to_string();
+            for (key, task) in tasks.entries() {
                 let path = format!("{prefix}{key}");
-                let comp_name = at(tree, task, &["componentRef", "name"])
-                    .and_then(|v| tree.str_value(v))
+                let comp_name = at(task, &["componentRef", "name"])
+                    .and_then(V::text)
                     .unwrap_or("")
                     .to_string();
-                let comp = components_map.and_then(|m| field(tree, m, &comp_name));
-                let display = at(tree, task, &["taskInfo", "name"])
-                    .and_then(|v| tree.str_value(v))
+                let comp = components_map.get(comp_name.as_str()).copied();
+                let display = at(task, &["taskInfo", "name"])
+                    .and_then(V::text)
                     .unwrap_or("")
                     .to_string();
                 let label = if path == key {
@@ -105,7 +205,7 @@ impl Pipeline {
                     });
                     continue;
                 };
-                if let Some(dag_tasks) = at(tree, comp, &["dag", "tasks"]) {
+                if let Some(dag_tasks) = at(comp, &["dag", "tasks"]) {
                     if chain.contains(&comp_name) {
                         p.skipped.push(Skipped {
                             label,
@@ -118,7 +218,10 @@ impl Pipeline {
                     nested.push((dag_tasks, format!("{path}/"), c2));
                     continue;
                 }
-                let Some(exec_label) = field_str(tree, comp, "executorLabel").map(str::to_string)
+                let Some(exec_label) = comp
+                    .field("executorLabel")
+                    .and_then(V::text)
+                    .map(str::to_string)
                 else {
                     p.skipped.push(Skipped {
                         label,
@@ -126,15 +229,10 @@ impl Pipeline {
                     });
                     continue;
                 };
-                let exec = executors.and_then(|e| field(tree, e, &exec_label));
-                let container = exec.and_then(|e| field(tree, e, "container"));
-                let Some(container) = container else {
+                let exec = executors.get(exec_label.as_str()).copied();
+                let Some(container) = exec.and_then(|e| e.field("container")) else {
                     let what = exec
-                        .and_then(|e| {
-                            tree.entries(e)
-                                .next()
-                                .map(|(k, _)| tree.scalar(k).to_string())
-                        })
+                        .and_then(|e| e.entries().first().map(|(k, _)| k.to_string()))
                         .unwrap_or_else(|| "missing".into());
                     p.skipped.push(Skipped {
                         label,
@@ -147,7 +245,7 @@ impl Pipeline {
                     continue;
                 };
                 let mut names = Vec::new();
-                push_unique(&mut names, &key);
+                push_unique(&mut names, key);
                 push_unique(&mut names, &display);
                 push_unique(&mut names, &comp_name);
                 push_unique(
@@ -156,10 +254,11 @@ impl Pipeline {
                 );
                 push_unique(&mut names, &exec_label);
                 push_unique(&mut names, &path);
-                let mut images = Vec::new();
-                if let Some(img) = field_str(tree, container, "image") {
-                    images.push(img.to_string());
-                }
+                let images: Vec<String> = container
+                    .field("image")
+                    .and_then(V::text)
+                    .map(|i| vec![i.to_string()])
+                    .unwrap_or_default();
                 p.executor_tasks
                     .entry(exec_label.clone())
                     .or_default()
@@ -177,11 +276,11 @@ impl Pipeline {
             }
             stack.extend(nested.into_iter().rev());
         }
-        Ok(p)
+        p
     }
 
     fn executors_node(&self, tree: &Tree) -> Option<NodeId> {
-        at(
+        at_node(
             tree,
             self.platform?,
             &["platforms", "kubernetes", "deploymentSpec", "executors"],

@@ -140,54 +140,53 @@ impl Emitter {
 
     // ----- representer decisions -------------------------------------------------
 
-    fn scalar_event<'v>(&self, v: &'v Value) -> ScalarEvent<'v> {
-        match v {
-            Value::Str(s) => {
-                let mut style = None;
-                if self.profile == PyProfile::KfpV1 {
-                    if s.contains('\n') {
-                        style = Some('|');
-                    }
-                    if matches!(
-                        s.to_lowercase().as_str(),
-                        "y" | "n" | "yes" | "no" | "true" | "false" | "on" | "off"
-                    ) {
-                        style = Some('"');
-                    }
-                }
-                ScalarEvent {
-                    text: std::borrow::Cow::Borrowed(s),
-                    style,
-                    implicit_plain: resolve_plain(s) == Resolved::Str,
-                }
+    fn str_event<'v>(&self, s: &'v str) -> ScalarEvent<'v> {
+        let mut style = None;
+        if self.profile == PyProfile::KfpV1 {
+            if s.contains('\n') {
+                style = Some('|');
             }
-            Value::Int(i) => ScalarEvent {
-                text: i.to_string().into(),
-                style: None,
-                implicit_plain: true,
-            },
-            Value::Float(f) => ScalarEvent {
-                text: python_float_repr(*f).into(),
-                style: None,
-                implicit_plain: true,
-            },
-            Value::Bool(b) => ScalarEvent {
-                text: if *b { "true" } else { "false" }.into(),
-                style: None,
-                implicit_plain: true,
-            },
-            Value::Null | Value::Seq(_) | Value::Map(_) => ScalarEvent {
-                text: "null".into(),
-                style: None,
-                implicit_plain: true,
-            },
+            if s.len() <= 5
+                && ["y", "n", "yes", "no", "true", "false", "on", "off"]
+                    .iter()
+                    .any(|w| s.eq_ignore_ascii_case(w))
+            {
+                style = Some('"');
+            }
+        }
+        ScalarEvent {
+            text: std::borrow::Cow::Borrowed(s),
+            style,
+            implicit_plain: resolve_plain(s) == Resolved::Str,
+        }
+    }
+
+    fn scalar_event<'v>(&self, v: &'v Value) -> ScalarEvent<'v> {
+        let (text, implicit_plain): (std::borrow::Cow<'v, str>, bool) = match v {
+            Value::Str(s) => return self.str_event(s),
+            Value::Int(i) => (i.to_string().into(), true),
+            Value::Float(f) => (python_float_repr(*f).into(), true),
+            Value::Bool(b) => (if *b { "true" } else { "false" }.into(), true),
+            Value::Null | Value::Seq(_) | Value::Map(_) => ("null".into(), true),
+        };
+        ScalarEvent {
+            text,
+            style: None,
+            implicit_plain,
         }
     }
 
     /// Whether the representer gives a scalar a style of its own (which
     /// makes `default_flow_style=None` write the parent collection in block).
     fn forced_style(&self, v: &Value) -> bool {
-        matches!(v, Value::Str(_)) && self.scalar_event(v).style.is_some()
+        match v {
+            Value::Str(s) => self.str_event(s).style.is_some(),
+            _ => false,
+        }
+    }
+
+    fn forced_key_style(&self, k: &str) -> bool {
+        self.str_event(k).style.is_some()
     }
 
     fn is_scalar(v: &Value) -> bool {
@@ -203,9 +202,7 @@ impl Emitter {
                     .iter()
                     .all(|i| Self::is_scalar(i) && !self.forced_style(i)),
                 Value::Map(entries) => entries.iter().all(|(k, v)| {
-                    !self.forced_style(&Value::Str(k.clone()))
-                        && Self::is_scalar(v)
-                        && !self.forced_style(v)
+                    !self.forced_key_style(k) && Self::is_scalar(v) && !self.forced_style(v)
                 }),
                 _ => false,
             },
@@ -292,14 +289,15 @@ impl Emitter {
             if self.column > self.best_width {
                 self.write_indent();
             }
-            let key = Value::Str(k.clone());
-            if self.check_simple_key(&key) {
-                self.node(&key, false, false, true, true);
+            let key = self.str_event(k);
+            let analysis = analyze_scalar(k);
+            if Self::simple_key(k, &analysis) {
+                self.key(&key, &analysis, true);
                 self.write_indicator(":", false, false, false);
                 self.node(v, false, false, true, false);
             } else {
                 self.write_indicator("?", true, false, false);
-                self.node(&key, false, false, true, false);
+                self.key(&key, &analysis, false);
                 if self.column > self.best_width {
                     self.write_indent();
                 }
@@ -337,24 +335,33 @@ impl Emitter {
 
     fn block_mapping_entry(&mut self, k: &str, v: &Value) {
         self.write_indent();
-        let key = Value::Str(k.to_string());
-        if self.check_simple_key(&key) {
-            self.node(&key, false, false, true, true);
+        let key = self.str_event(k);
+        let analysis = analyze_scalar(k);
+        if Self::simple_key(k, &analysis) {
+            self.key(&key, &analysis, true);
             self.write_indicator(":", false, false, false);
             self.node(v, false, false, true, false);
         } else {
             self.write_indicator("?", true, false, true);
-            self.node(&key, false, false, true, false);
+            self.key(&key, &analysis, false);
             self.write_indent();
             self.write_indicator(":", true, false, true);
             self.node(v, false, false, true, false);
         }
     }
 
-    fn check_simple_key(&self, key: &Value) -> bool {
-        let ev = self.scalar_event(key);
-        let a = analyze_scalar(&ev.text);
-        ev.text.chars().count() < 128 && !a.empty && !a.multiline
+    fn simple_key(k: &str, a: &Analysis) -> bool {
+        k.len() < 128 && k.chars().count() < 128 && !a.empty && !a.multiline
+    }
+
+    /// A mapping key as a scalar node (PyYAML's `expect_node(mapping=True, simple_key=...)`).
+    fn key(&mut self, ev: &ScalarEvent, a: &Analysis, simple_key: bool) {
+        self.sequence_context = false;
+        self.mapping_context = true;
+        self.simple_key_context = simple_key;
+        self.increase_indent(true, false);
+        self.emit_scalar(ev, a);
+        self.pop_indent();
     }
 
     // ----- scalars ---------------------------------------------------------------
@@ -387,16 +394,19 @@ impl Emitter {
 
     fn process_scalar(&mut self, ev: &ScalarEvent) {
         let a = analyze_scalar(&ev.text);
-        let style = self.choose_scalar_style(ev, &a);
+        self.emit_scalar(ev, &a);
+    }
+
+    fn emit_scalar(&mut self, ev: &ScalarEvent, a: &Analysis) {
+        let style = self.choose_scalar_style(ev, a);
         let split = !self.simple_key_context;
-        let text = ev.text.clone();
         // A scalar whose tag cannot be implied in the chosen style would get
         // an explicit tag; the values written here never need one.
         match style {
-            '"' => self.write_double_quoted(&text, split),
-            '\'' => self.write_single_quoted(&text, split),
-            '|' => self.write_literal(&text),
-            _ => self.write_plain(&text, split),
+            '"' => self.write_double_quoted(&ev.text, split),
+            '\'' => self.write_single_quoted(&ev.text, split),
+            '|' => self.write_literal(&ev.text),
+            _ => self.write_plain(&ev.text, split),
         }
     }
 
@@ -441,9 +451,25 @@ impl Emitter {
     }
 
     fn write_raw(&mut self, s: &str) {
-        self.column += s.chars().count();
+        self.column += if s.is_ascii() {
+            s.len()
+        } else {
+            s.chars().count()
+        };
         self.out.push_str(s);
     }
+
+    fn write_break_char(&mut self, br: char) {
+        if br == '\n' {
+            self.write_line_break();
+        } else {
+            self.out.push(br);
+            self.column = 0;
+        }
+    }
+
+    // The writers walk the text by byte offsets of its characters; `None`
+    // marks the end (PyYAML's `ch = None` at `end == len(text)`).
 
     fn write_plain(&mut self, text: &str, split: bool) {
         if text.is_empty() {
@@ -454,105 +480,80 @@ impl Emitter {
         }
         self.whitespace = false;
         self.indention = false;
-        let chars: Vec<char> = text.chars().collect();
         let mut spaces = false;
         let mut breaks = false;
-        let (mut start, mut end) = (0usize, 0usize);
-        while end <= chars.len() {
-            let ch = chars.get(end).copied();
+        let mut start = 0usize;
+        for (end, ch) in chars_with_end(text) {
             if spaces {
                 if ch != Some(' ') {
-                    if start + 1 == end && self.column > self.best_width && split {
+                    if next_char_at(text, start) == end && self.column > self.best_width && split {
                         self.write_indent();
                         self.whitespace = false;
                         self.indention = false;
                     } else {
-                        let s: String = chars[start..end].iter().collect();
-                        self.write_raw(&s);
+                        self.write_raw(&text[start..end]);
                     }
                     start = end;
                 }
             } else if breaks {
-                if !matches!(ch, Some('\n' | '\u{85}' | '\u{2028}' | '\u{2029}')) {
-                    if chars[start] == '\n' {
+                if !is_break(ch) {
+                    if text[start..].starts_with('\n') {
                         self.write_line_break();
                     }
-                    for &br in &chars[start..end] {
-                        if br == '\n' {
-                            self.write_line_break();
-                        } else {
-                            self.out.push(br);
-                            self.column = 0;
-                        }
+                    for br in text[start..end].chars() {
+                        self.write_break_char(br);
                     }
                     self.write_indent();
                     self.whitespace = false;
                     self.indention = false;
                     start = end;
                 }
-            } else if ch.is_none()
-                || matches!(ch, Some(' ' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}'))
-            {
-                let s: String = chars[start..end].iter().collect();
-                self.write_raw(&s);
+            } else if ch.is_none() || ch == Some(' ') || is_break(ch) {
+                self.write_raw(&text[start..end]);
                 start = end;
             }
             if let Some(c) = ch {
                 spaces = c == ' ';
-                breaks = matches!(c, '\n' | '\u{85}' | '\u{2028}' | '\u{2029}');
+                breaks = is_break(Some(c));
             }
-            end += 1;
         }
     }
 
     fn write_single_quoted(&mut self, text: &str, split: bool) {
         self.write_indicator("'", true, false, false);
-        let chars: Vec<char> = text.chars().collect();
         let mut spaces = false;
         let mut breaks = false;
-        let (mut start, mut end) = (0usize, 0usize);
-        while end <= chars.len() {
-            let ch = chars.get(end).copied();
+        let mut start = 0usize;
+        for (end, ch) in chars_with_end(text) {
             if spaces {
                 if ch != Some(' ') {
-                    if start + 1 == end
+                    if next_char_at(text, start) == end
                         && self.column > self.best_width
                         && split
                         && start != 0
-                        && end != chars.len()
+                        && end != text.len()
                     {
                         self.write_indent();
                     } else {
-                        let s: String = chars[start..end].iter().collect();
-                        self.write_raw(&s);
+                        self.write_raw(&text[start..end]);
                     }
                     start = end;
                 }
             } else if breaks {
-                if !matches!(ch, Some('\n' | '\u{85}' | '\u{2028}' | '\u{2029}')) {
-                    if chars[start] == '\n' {
+                if !is_break(ch) {
+                    if text[start..].starts_with('\n') {
                         self.write_line_break();
                     }
-                    for &br in &chars[start..end] {
-                        if br == '\n' {
-                            self.write_line_break();
-                        } else {
-                            self.out.push(br);
-                            self.column = 0;
-                        }
+                    for br in text[start..end].chars() {
+                        self.write_break_char(br);
                     }
                     self.write_indent();
                     start = end;
                 }
-            } else if (ch.is_none()
-                || matches!(
-                    ch,
-                    Some(' ' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}' | '\'')
-                ))
+            } else if (ch.is_none() || ch == Some(' ') || is_break(ch) || ch == Some('\''))
                 && start < end
             {
-                let s: String = chars[start..end].iter().collect();
-                self.write_raw(&s);
+                self.write_raw(&text[start..end]);
                 start = end;
             }
             if ch == Some('\'') {
@@ -561,19 +562,16 @@ impl Emitter {
             }
             if let Some(c) = ch {
                 spaces = c == ' ';
-                breaks = matches!(c, '\n' | '\u{85}' | '\u{2028}' | '\u{2029}');
+                breaks = is_break(Some(c));
             }
-            end += 1;
         }
         self.write_indicator("'", false, false, false);
     }
 
     fn write_double_quoted(&mut self, text: &str, split: bool) {
         self.write_indicator("\"", true, false, false);
-        let chars: Vec<char> = text.chars().collect();
-        let (mut start, mut end) = (0usize, 0usize);
-        while end <= chars.len() {
-            let ch = chars.get(end).copied();
+        let mut start = 0usize;
+        for (end, ch) in chars_with_end(text) {
             let needs_escape = match ch {
                 None => true,
                 Some(c) => {
@@ -585,8 +583,7 @@ impl Emitter {
             };
             if needs_escape {
                 if start < end {
-                    let s: String = chars[start..end].iter().collect();
-                    self.write_raw(&s);
+                    self.write_raw(&text[start..end]);
                     start = end;
                 }
                 if let Some(c) = ch {
@@ -611,88 +608,93 @@ impl Emitter {
                         c => format!("\\U{:08X}", c as u32),
                     };
                     self.write_raw(&data);
-                    start = end + 1;
+                    start = end + c.len_utf8();
                 }
             }
+            // Everything between `start` and `end` is printable ASCII here
+            // (other characters are escaped), so bytes count columns.
+            let not_last = ch.is_some_and(|c| end + c.len_utf8() < text.len());
             if end > 0
-                && end + 1 < chars.len()
+                && not_last
                 && (ch == Some(' ') || start >= end)
                 && (self.column as isize + end as isize - start as isize) > self.best_width as isize
                 && split
             {
-                let mut s: String = chars[start.min(end)..end].iter().collect();
-                s.push('\\');
+                let mut data = String::from(if start < end { &text[start..end] } else { "" });
+                data.push('\\');
                 if start < end {
                     start = end;
                 }
-                self.write_raw(&s);
+                self.write_raw(&data);
                 self.write_indent();
                 self.whitespace = false;
                 self.indention = false;
-                if chars.get(start) == Some(&' ') {
+                if text[start.min(text.len())..].starts_with(' ') {
                     self.write_raw("\\");
                 }
             }
-            end += 1;
         }
         self.write_indicator("\"", false, false, false);
     }
 
     fn write_literal(&mut self, text: &str) {
-        let chars: Vec<char> = text.chars().collect();
         let mut hints = String::new();
-        if let Some(&first) = chars.first() {
+        if let Some(first) = text.chars().next() {
             if matches!(first, ' ' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}') {
                 hints.push_str(&self.best_indent.to_string());
             }
-            let last = chars[chars.len() - 1];
-            if !matches!(last, '\n' | '\u{85}' | '\u{2028}' | '\u{2029}') {
+            let mut rev = text.chars().rev();
+            let last = rev.next();
+            if !is_break(last) {
                 hints.push('-');
-            } else if chars.len() == 1
-                || matches!(
-                    chars[chars.len() - 2],
-                    '\n' | '\u{85}' | '\u{2028}' | '\u{2029}'
-                )
-            {
+            } else if text.chars().count() == 1 || is_break(rev.next()) {
                 hints.push('+');
             }
         }
         self.write_indicator(&format!("|{hints}"), true, false, false);
         self.write_line_break();
         let mut breaks = true;
-        let (mut start, mut end) = (0usize, 0usize);
-        while end <= chars.len() {
-            let ch = chars.get(end).copied();
+        let mut start = 0usize;
+        for (end, ch) in chars_with_end(text) {
             if breaks {
-                if !matches!(ch, Some('\n' | '\u{85}' | '\u{2028}' | '\u{2029}')) {
-                    for &br in &chars[start..end] {
-                        if br == '\n' {
-                            self.write_line_break();
-                        } else {
-                            self.out.push(br);
-                            self.column = 0;
-                        }
+                if !is_break(ch) {
+                    for br in text[start..end].chars() {
+                        self.write_break_char(br);
                     }
                     if ch.is_some() {
                         self.write_indent();
                     }
                     start = end;
                 }
-            } else if ch.is_none() || matches!(ch, Some('\n' | '\u{85}' | '\u{2028}' | '\u{2029}'))
-            {
-                let s: String = chars[start..end].iter().collect();
-                self.out.push_str(&s);
+            } else if ch.is_none() || is_break(ch) {
+                // PyYAML does not advance the column for literal content.
+                self.out.push_str(&text[start..end]);
                 if ch.is_none() {
                     self.write_line_break();
                 }
                 start = end;
             }
             if let Some(c) = ch {
-                breaks = matches!(c, '\n' | '\u{85}' | '\u{2028}' | '\u{2029}');
+                breaks = is_break(Some(c));
             }
-            end += 1;
         }
     }
+}
+
+/// `(byte offset, char)` for every character, then `(len, None)`.
+fn chars_with_end(text: &str) -> impl Iterator<Item = (usize, Option<char>)> + '_ {
+    text.char_indices()
+        .map(|(i, c)| (i, Some(c)))
+        .chain(std::iter::once((text.len(), None)))
+}
+
+/// The byte offset of the character after the one at `i`.
+fn next_char_at(text: &str, i: usize) -> usize {
+    text[i..].chars().next().map_or(i, |c| i + c.len_utf8())
+}
+
+fn is_break(c: Option<char>) -> bool {
+    matches!(c, Some('\n' | '\u{85}' | '\u{2028}' | '\u{2029}'))
 }
 
 fn is_ws(c: Option<char>) -> bool {
@@ -713,7 +715,24 @@ fn analyze_scalar(scalar: &str) -> Analysis {
             allow_block: false,
         };
     }
-    let chars: Vec<char> = scalar.chars().collect();
+    // ASCII text (nearly everything) is read by bytes, without collecting chars.
+    let ascii = scalar.is_ascii();
+    let bytes = scalar.as_bytes();
+    let owned: Vec<char> = if ascii {
+        Vec::new()
+    } else {
+        scalar.chars().collect()
+    };
+    let n = if ascii { bytes.len() } else { owned.len() };
+    let at = |i: usize| -> Option<char> {
+        if i >= n {
+            None
+        } else if ascii {
+            Some(bytes[i] as char)
+        } else {
+            Some(owned[i])
+        }
+    };
     let mut block_indicators = false;
     let mut flow_indicators = false;
     let mut line_breaks = false;
@@ -726,11 +745,11 @@ fn analyze_scalar(scalar: &str) -> Analysis {
         flow_indicators = true;
     }
     let mut preceded_by_whitespace = true;
-    let mut followed_by_whitespace = chars.len() == 1 || is_ws(chars.get(1).copied());
+    let mut followed_by_whitespace = n == 1 || is_ws(at(1));
     let mut previous_space = false;
     let mut previous_break = false;
-    let n = chars.len();
-    for (index, &ch) in chars.iter().enumerate() {
+    for index in 0..n {
+        let Some(ch) = at(index) else { break };
         if index == 0 {
             if "#,[]{}&*!|>'\"%@`".contains(ch) {
                 flow_indicators = true;
@@ -803,7 +822,7 @@ fn analyze_scalar(scalar: &str) -> Analysis {
             previous_break = false;
         }
         preceded_by_whitespace = is_ws(Some(ch));
-        followed_by_whitespace = index + 2 >= n || is_ws(chars.get(index + 2).copied());
+        followed_by_whitespace = index + 2 >= n || is_ws(at(index + 2));
     }
     let mut a = Analysis {
         empty: false,

@@ -155,6 +155,17 @@ impl<'a> CharToByte<'a> {
     }
 }
 
+/// Checks that `src` is well-formed YAML without building a tree.
+pub fn check_syntax(src: &str) -> bool {
+    let mut parser = Parser::new_from_str(src);
+    while let Some(ev) = parser.next_event() {
+        if ev.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
 /// Line (1-based) and column (1-based, in characters) of a byte offset.
 pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(src.len());
@@ -178,6 +189,13 @@ struct Open {
 impl<'a> Tree<'a> {
     /// Parses the whole stream. Fails on the first syntax error.
     pub fn parse(src: &'a str) -> Result<Tree<'a>, SyntaxError> {
+        Tree::parse_from(src, 0)
+    }
+
+    /// Parses the stream that starts at byte `base` of `src` (a document
+    /// boundary), with offsets that still count from the start of `src`.
+    pub fn parse_from(full: &'a str, base: usize) -> Result<Tree<'a>, SyntaxError> {
+        let src = &full[base..];
         if src.len() >= u32::MAX as usize {
             return Err(SyntaxError {
                 offset: 0,
@@ -187,11 +205,11 @@ impl<'a> Tree<'a> {
             });
         }
         let mut tree = Tree {
-            src,
+            src: full,
             nodes: Vec::with_capacity(src.len() / 12),
             arena: String::new(),
             documents: Vec::new(),
-            crlf: src.contains("\r\n"),
+            crlf: full.contains("\r\n"),
         };
         let mut conv = CharToByte::new(src);
         let mut stack: Vec<Open> = Vec::new();
@@ -202,18 +220,18 @@ impl<'a> Tree<'a> {
                 Ok(e) => e,
                 Err(e) => {
                     let m = e.marker();
-                    let offset = conv.byte(m.index());
-                    let (line, col) = line_col(src, offset);
+                    let offset = base + conv.byte(m.index());
+                    let (line, col) = line_col(full, offset);
                     return Err(SyntaxError {
                         offset,
                         line,
                         col,
-                        message: describe_scan_error(src, offset, e.info()),
+                        message: describe_scan_error(full, offset, e.info()),
                     });
                 }
             };
-            let s = conv.byte(span.start.index()) as u32;
-            let e = conv.byte(span.end.index()) as u32;
+            let s = (base + conv.byte(span.start.index())) as u32;
+            let e = (base + conv.byte(span.end.index())) as u32;
             match event {
                 Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
                 Event::DocumentStart(explicit) => {
@@ -260,7 +278,7 @@ impl<'a> Tree<'a> {
                 Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
                     let is_map = matches!(event, Event::MappingStart(..));
                     let flow = e > s && {
-                        let last = src.as_bytes()[(e - 1) as usize];
+                        let last = full.as_bytes()[(e - 1) as usize];
                         last == b'{' || last == b'['
                     };
                     let kind = if is_map { Kind::Map } else { Kind::Seq };

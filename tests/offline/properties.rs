@@ -190,3 +190,76 @@ fn check_exits_1_when_a_file_would_change_0_when_not_and_writes_nothing() {
         );
     }
 }
+
+#[test]
+fn the_kfp_v2_skimmer_reads_exactly_what_the_parser_reads() {
+    use kfsched::format::TreeNode;
+    use kfsched::format::kfp_v2::{PROJECTION, Pipeline};
+    use kfsched::yaml::skim::project;
+    let mut skimmed = 0;
+    for (dir, name) in inputs() {
+        let text = std::fs::read_to_string(dir.join(name)).expect("read");
+        let tree = Tree::parse(&text).expect("parse");
+        let Some(Doc::KfpV2(_)) = detect(&tree).expect("detect").into_iter().next() else {
+            continue;
+        };
+        let root = tree.documents[0].root.expect("root");
+        let full = Pipeline::parse(
+            TreeNode {
+                tree: &tree,
+                id: root,
+            },
+            0,
+            None,
+        );
+        let proj = project(&text, PROJECTION)
+            .unwrap_or_else(|| panic!("{}/{name}: an SDK-written file must skim", rel(&dir)));
+        let fast = Pipeline::parse(&proj.value, 0, None);
+        assert_eq!(
+            format!("{:?}", fast.components),
+            format!("{:?}", full.components),
+            "{}/{name}",
+            rel(&dir)
+        );
+        assert_eq!(
+            format!("{:?}", fast.skipped),
+            format!("{:?}", full.skipped),
+            "{}/{name}",
+            rel(&dir)
+        );
+        assert_eq!(
+            fast.executor_tasks,
+            full.executor_tasks,
+            "{}/{name}",
+            rel(&dir)
+        );
+        assert_eq!(
+            (fast.name, fast.sdk),
+            (full.name, full.sdk),
+            "{}/{name}",
+            rel(&dir)
+        );
+        // The document ends where the parser's next document starts.
+        match tree.documents.get(1) {
+            Some(d) => assert_eq!(proj.end, d.start as usize, "{}/{name}", rel(&dir)),
+            None => assert_eq!(proj.end, text.len(), "{}/{name}", rel(&dir)),
+        }
+        skimmed += 1;
+    }
+    assert!(skimmed >= 30, "{skimmed} KFP v2 inputs skimmed");
+}
+
+#[test]
+fn a_syntax_error_inside_a_skimmed_document_is_still_reported() {
+    // The skimmer does not read the embedded sources; the parser still checks them.
+    let dir = crate::support::root().join("testdata/golden/corpus-v2/p01_simple_python");
+    let text = std::fs::read_to_string(dir.join("plain.yaml")).expect("read");
+    let broken = text.replacen("- -c\n", "- \"-c\n", 1);
+    assert_ne!(broken, text);
+    let policy = Policy::load(&dir.join("policy.yaml")).expect("policy");
+    let err =
+        process("plain.yaml", broken.as_bytes(), &policy).expect_err("broken YAML is an error");
+    assert_eq!(err.len(), 1);
+    assert!(err[0].to_string().starts_with("plain.yaml:"), "{}", err[0]);
+    assert!(err[0].message.starts_with("invalid YAML: "), "{}", err[0]);
+}

@@ -173,6 +173,9 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
             None => stdout.write_all(&inputs[0].bytes)?,
         }
         stdout.flush()?;
+        // The process exits next: freeing these piecemeal would only cost time.
+        std::mem::forget(outcomes);
+        std::mem::forget(inputs);
         return Ok(Exit::Ok);
     }
     let color = use_color(a.color);
