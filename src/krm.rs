@@ -23,6 +23,9 @@ pub struct KrmOutcome {
     pub output: String,
     /// Whether an error result was written (the process then exits 1).
     pub failed: bool,
+    /// The messages of the error results, for stderr: kustomize shows a
+    /// failing function's stderr but not its results.
+    pub errors: Vec<String>,
 }
 
 /// Why the input could not be handled at all (exit 2, written to stderr).
@@ -315,7 +318,16 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
             ),
         )]));
     }
-    Ok(KrmOutcome { output, failed })
+    let errors = results
+        .iter()
+        .filter(|r| r.severity == "error")
+        .map(|r| r.message.clone())
+        .collect();
+    Ok(KrmOutcome {
+        output,
+        failed,
+        errors,
+    })
 }
 
 fn is_ancestor(tree: &Tree, a: NodeId, mut n: NodeId) -> bool {

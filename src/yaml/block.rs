@@ -112,8 +112,7 @@ impl BlockStyle {
     pub fn entry(&self, key: &str, value: &Value, col: usize) -> String {
         let mut out = String::new();
         pad(&mut out, col);
-        out.push_str(&key_text(key));
-        out.push(':');
+        push_key(&mut out, key, col);
         self.after_key_into(&mut out, value, col);
         out.push('\n');
         out
@@ -135,8 +134,7 @@ impl BlockStyle {
                     let _ = i;
                     out.push('\n');
                     pad(out, col + self.step);
-                    out.push_str(&key_text(k));
-                    out.push(':');
+                    push_key(out, k, col + self.step);
                     self.after_key_into(out, v, col + self.step);
                 }
             }
@@ -185,8 +183,7 @@ impl BlockStyle {
                         out.push('\n');
                         pad(out, dash + io);
                     }
-                    out.push_str(&key_text(k));
-                    out.push(':');
+                    push_key(out, k, dash + io);
                     self.after_key_into(out, v, dash + io);
                 }
             }
@@ -244,6 +241,22 @@ fn pad(out: &mut String, n: usize) {
     }
 }
 
+/// A mapping key and its `:`. Keys that YAML cannot take as implicit keys
+/// (long or multi-line ones) are written as explicit `? key` / `:` pairs.
+fn push_key(out: &mut String, k: &str, col: usize) {
+    let text = key_text(k);
+    if text.len() <= 128 && !text.contains('\n') {
+        out.push_str(&text);
+        out.push(':');
+    } else {
+        out.push_str("? ");
+        out.push_str(&text);
+        out.push('\n');
+        pad(out, col);
+        out.push(':');
+    }
+}
+
 fn key_text(k: &str) -> String {
     quote(k, false)
 }
@@ -274,7 +287,14 @@ pub fn flow_text(v: &Value) -> String {
         Value::Map(m) => {
             let parts: Vec<String> = m
                 .iter()
-                .map(|(k, v)| format!("{}: {}", quote(k, true), flow_text(v)))
+                .map(|(k, v)| {
+                    let key = quote(k, true);
+                    if key.len() <= 128 {
+                        format!("{key}: {}", flow_text(v))
+                    } else {
+                        format!("? {key} : {}", flow_text(v))
+                    }
+                })
                 .collect();
             format!("{{{}}}", parts.join(", "))
         }

@@ -220,6 +220,9 @@ impl<'t, 'a> Editor<'t, 'a> {
         if n.kind == Kind::Alias {
             return Err(self.err(node, "the value to edit is a YAML alias (*name); kfsched does not edit through aliases: expand the alias in the file"));
         }
+        if n.tagged {
+            return Err(self.err(node, "the value to edit carries a YAML tag (!tag); kfsched does not edit tagged values: remove the tag or edit the value by hand"));
+        }
         if n.anchored {
             return Err(self.err(node, "the value to edit carries a YAML anchor (&name) that aliases elsewhere share; kfsched does not edit anchored values: expand the anchor in the file"));
         }
@@ -430,7 +433,16 @@ impl<'t, 'a> Editor<'t, 'a> {
         let end = self.node_end(node);
         if pn.style == Style::Flow {
             // Inside a flow collection (only for hand-written files): one-line flow text.
-            let text = flow_text(value);
+            let mut text = flow_text(value);
+            if start == end && tree.kind(node) == Kind::Scalar {
+                // An implicit null (`{key}` or `{key:}`): give it its indicator.
+                let before = src[..start].trim_end_matches([' ', '\t', '\r', '\n']);
+                text = if before.ends_with(':') {
+                    format!(" {text}")
+                } else {
+                    format!(": {text}")
+                };
+            }
             let col = self.col(start);
             self.splice(start, end, text, col);
             return Ok(());

@@ -260,9 +260,27 @@ impl<'a> Tree<'a> {
                     }
                     let end = match style {
                         Style::Literal | Style::Folded => {
-                            block_scalar_end(src, s as usize, e as usize)
+                            block_scalar_end(full, s as usize, e as usize)
                         }
                         _ => e,
+                    };
+                    // An empty value (`key:` or `-`) is reported as a zero-width
+                    // span on its indicator; count the indicator as part of the
+                    // content, so that a collection ending in one ends after it.
+                    // An implicit null in a flow mapping (`{key}`) is reported
+                    // on the closing bracket: make it zero-width before it.
+                    let (s, end) = if value.is_empty()
+                        && style == Style::Plain
+                        && tag.is_none()
+                        && anchor == 0
+                    {
+                        match full.as_bytes().get(s as usize) {
+                            Some(b':' | b'-') if s == end => (s + 1, s + 1),
+                            Some(b'}' | b']' | b',') => (s, s),
+                            _ => (s, end),
+                        }
+                    } else {
+                        (s, end)
                     };
                     let id = tree.push_node(
                         &mut stack,
@@ -567,31 +585,43 @@ fn mark(v: &mut Vec<bool>, id: usize) {
 /// unless the `+` chomping indicator keeps the trailing newlines.
 fn block_scalar_end(src: &str, start: usize, end: usize) -> u32 {
     let b = src.as_bytes();
-    // Find the header (`|`, `>`, with indicators) by walking back to the line
-    // holding it: the span starts at the first content character.
-    let mut i = start.min(b.len());
-    let mut header_keep = false;
-    while i > 0 {
-        i -= 1;
-        if b[i] == b'|' || b[i] == b'>' {
-            let mut j = i + 1;
-            while j < b.len() && matches!(b[j], b'+' | b'-' | b'0'..=b'9') {
-                if b[j] == b'+' {
-                    header_keep = true;
-                }
-                j += 1;
+    // The header (`|`, `>`, with indicators) is the last token of the last
+    // non-blank line before the content (the span starts at the first
+    // content character, or at the next token when the content is empty).
+    let mut line_end = src[..start.min(src.len())].rfind('\n').unwrap_or(0);
+    let mut header_end = start;
+    let mut keep = false;
+    loop {
+        let line_start = src[..line_end].rfind('\n').map_or(0, |p| p + 1);
+        let line = &src[line_start..line_end];
+        let code = match line.find(" #") {
+            Some(c) => &line[..c],
+            None => line,
+        };
+        let code = code.trim_end_matches(['\r', ' ', '\t']);
+        if let Some(tok_start) = code.rfind([' ', '\t']).map(|p| p + 1).or(Some(0)) {
+            let tok = &code[tok_start..];
+            if tok.starts_with('|') || tok.starts_with('>') {
+                header_end = line_start + code.len();
+                keep = tok.contains('+');
+                break;
             }
+        }
+        if line_start == 0 || !line.trim().is_empty() {
             break;
         }
+        line_end = line_start - 1;
     }
-    if header_keep {
-        return end as u32;
-    }
-    let mut e = end.min(b.len());
-    while e > start && matches!(b[e - 1], b'\n' | b'\r' | b' ' | b'\t') {
-        e -= 1;
-    }
-    e as u32
+    let e = if keep {
+        end.min(b.len())
+    } else {
+        let mut e = end.min(b.len());
+        while e > start && matches!(b[e - 1], b'\n' | b'\r' | b' ' | b'\t') {
+            e -= 1;
+        }
+        e
+    };
+    e.max(header_end.min(b.len())) as u32
 }
 
 fn describe_scan_error(src: &str, offset: usize, info: &str) -> String {

@@ -372,8 +372,11 @@ fn krm_run(bytes: &[u8], fallback: Option<&Policy>) -> R {
             stdout.write_all(o.output.as_bytes())?;
             stdout.flush()?;
             if o.failed {
+                for e in &o.errors {
+                    eprintln!("error: {e}");
+                }
                 eprintln!(
-                    "error: the function wrote error results (see results in the ResourceList)"
+                    "error: the function wrote error results into the ResourceList; nothing was rewritten"
                 );
                 Ok(Exit::Differences)
             } else {

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Seeds the fuzz corpora from the test fixtures (fuzz/corpus is not committed).
+# Each seed is a few bytes of choices (policy, value, node) followed by a real file.
+set -euo pipefail
+cd "$(dirname "$0")"
+for t in rewrite editor; do mkdir -p corpus/$t; done
+mkdir -p corpus/emit_roundtrip
+i=0
+for f in ../testdata/cases/*/input.yaml ../testdata/bad/*/input.yaml ../testdata/golden/corpus-v*/*/plain.yaml ../testdata/golden/v1/{resource_ops,exit_handler}/plain.yaml ../examples/.kfsched.yaml; do
+  i=$((i + 1))
+  { printf '%08x%08x' "$i" "$((i * 7919))"; cat "$f"; } > "corpus/rewrite/seed-$i"
+  { printf '%016x' "$((i * 104729))"; cat "$f"; } > "corpus/editor/seed-$i"
+done
+for i in $(seq 1 40); do head -c 64 /dev/urandom > "corpus/emit_roundtrip/seed-$i"; done
+echo "seeded $i files"
