@@ -15,6 +15,7 @@ pub mod format;
 pub mod k8s;
 pub mod krm;
 pub mod matching;
+pub mod node;
 pub mod policy;
 pub mod rewrite;
 pub mod sched;

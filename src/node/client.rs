@@ -1,0 +1,247 @@
+//! Connecting to the cluster the way kubectl does, and API errors in one
+//! readable line.
+//!
+//! Precedence (client-go's loading rules): `--kubeconfig FILE` (that file
+//! only), else `$KUBECONFIG` (a path list, merged, first file to set a
+//! value wins, missing files skipped), else `~/.kube/config`; `--context`
+//! overrides `current-context`. In-cluster config is used only when none of
+//! these exists, so an explicit or environment kubeconfig is never silently
+//! replaced by the pod's service account.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+
+use super::Error;
+
+/// Where the connection settings come from. The binary fills this from
+/// flags and the environment; tests fill it directly.
+#[derive(Clone, Debug, Default)]
+pub struct ClientOptions {
+    /// `--kubeconfig FILE`.
+    pub kubeconfig: Option<PathBuf>,
+    /// `--context NAME`.
+    pub context: Option<String>,
+    /// The value of `$KUBECONFIG`.
+    pub kubeconfig_env: Option<OsString>,
+    /// The home directory (for `~/.kube/config`).
+    pub home: Option<PathBuf>,
+    /// `--request-timeout`: bounds connecting and each non-watch request.
+    pub request_timeout: Option<Duration>,
+}
+
+/// The clients a live command uses.
+#[derive(Clone)]
+pub struct Clients {
+    /// For ordinary requests: kube-rs retries 429/503/504 on its own.
+    pub main: Client,
+    /// For evictions and watches: no hidden retries (a 429 from the
+    /// Eviction API is a PodDisruptionBudget verdict that the drain loop
+    /// reports and paces itself) and no read timeout (watches are long).
+    pub raw: Client,
+    /// The API server URL, for messages.
+    pub server: String,
+}
+
+/// Default connect timeout: an unreachable server fails within this.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Reads the kubeconfig per the precedence above and builds the clients.
+/// A kubeconfig that is missing, unreadable or lacks the context is
+/// [`Error::Config`] (exit 2).
+pub async fn connect(opts: &ClientOptions) -> Result<Clients, Error> {
+    let config = load_config(opts).await?;
+    let server = config.cluster_url.to_string();
+    let mut main_cfg = config.clone();
+    main_cfg.connect_timeout = Some(opts.request_timeout.unwrap_or(CONNECT_TIMEOUT));
+    if let Some(t) = opts.request_timeout {
+        main_cfg.read_timeout = Some(t);
+        main_cfg.write_timeout = Some(t);
+    }
+    let mut raw_cfg = config;
+    raw_cfg.connect_timeout = Some(opts.request_timeout.unwrap_or(CONNECT_TIMEOUT));
+    raw_cfg.default_retry = false;
+    let main = Client::try_from(main_cfg)
+        .map_err(|e| Error::Config(format!("cannot use the kubeconfig: {}", describe(&e))))?;
+    let raw = Client::try_from(raw_cfg)
+        .map_err(|e| Error::Config(format!("cannot use the kubeconfig: {}", describe(&e))))?;
+    Ok(Clients { main, raw, server })
+}
+
+async fn load_config(opts: &ClientOptions) -> Result<Config, Error> {
+    let kco = KubeConfigOptions {
+        context: opts.context.clone(),
+        ..Default::default()
+    };
+    let (kubeconfig, origin) = match read_kubeconfig(opts)? {
+        Some(k) => k,
+        None => {
+            if let Some(ctx) = &opts.context {
+                return Err(Error::Config(format!(
+                    "--context {ctx:?} needs a kubeconfig: pass --kubeconfig FILE or set KUBECONFIG"
+                )));
+            }
+            return Config::incluster().map_err(|e| {
+                Error::Config(format!(
+                    "no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG or create ~/.kube/config (and not running in a pod: {e})"
+                ))
+            });
+        }
+    };
+    if let Some(ctx) = &opts.context
+        && !kubeconfig.contexts.iter().any(|c| &c.name == ctx)
+    {
+        let known: Vec<&str> = kubeconfig
+            .contexts
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        return Err(Error::Config(format!(
+            "context {ctx:?} not found in {origin} (contexts: {})",
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            }
+        )));
+    }
+    if opts.context.is_none()
+        && kubeconfig
+            .current_context
+            .as_deref()
+            .unwrap_or("")
+            .is_empty()
+    {
+        return Err(Error::Config(format!(
+            "{origin} sets no current-context: pass --context NAME or run `kubectl config use-context NAME`"
+        )));
+    }
+    Config::from_custom_kubeconfig(kubeconfig, &kco)
+        .await
+        .map_err(|e| Error::Config(format!("cannot use {origin}: {}", chain(&e))))
+}
+
+/// The merged kubeconfig and where it came from, or `None` when there is none.
+fn read_kubeconfig(opts: &ClientOptions) -> Result<Option<(Kubeconfig, String)>, Error> {
+    if let Some(path) = &opts.kubeconfig {
+        return read_one(path).map(|k| Some((k, format!("kubeconfig {}", path.display()))));
+    }
+    if let Some(env) = opts.kubeconfig_env.as_ref().filter(|e| !e.is_empty()) {
+        let paths: Vec<PathBuf> = std::env::split_paths(env)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+        let mut merged: Option<Kubeconfig> = None;
+        for p in paths.iter().filter(|p| p.exists()) {
+            let k = read_one(p)?;
+            merged = Some(match merged {
+                None => k,
+                Some(m) => m
+                    .merge(k)
+                    .map_err(|e| Error::Config(format!("cannot merge {}: {e}", p.display())))?,
+            });
+        }
+        return match merged {
+            Some(k) => Ok(Some((k, "the kubeconfig from KUBECONFIG".into()))),
+            None => Err(Error::Config(format!(
+                "KUBECONFIG={} names no existing file",
+                env.to_string_lossy()
+            ))),
+        };
+    }
+    if let Some(home) = &opts.home {
+        let p = home.join(".kube").join("config");
+        if p.exists() {
+            return read_one(&p).map(|k| Some((k, format!("kubeconfig {}", p.display()))));
+        }
+    }
+    Ok(None)
+}
+
+fn read_one(path: &Path) -> Result<Kubeconfig, Error> {
+    if !path.exists() {
+        return Err(Error::Config(format!(
+            "kubeconfig {} does not exist",
+            path.display()
+        )));
+    }
+    Kubeconfig::read_from(path).map_err(|e| {
+        Error::Config(format!(
+            "cannot read kubeconfig {}: {}",
+            path.display(),
+            chain(&e)
+        ))
+    })
+}
+
+/// An error and its sources, deduplicated, on one line.
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cur {
+        let s = c.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+        cur = c.source();
+    }
+    one_line(&parts.join(": "))
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// One readable line for an API error: `Reason: message` for a server
+/// Status (`Forbidden: nodes "a" is forbidden: User "reader" cannot patch
+/// resource "nodes" ...`), the root cause for a transport failure.
+pub fn describe(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => {
+            let reason = if s.reason.is_empty() {
+                format!("HTTP {}", s.code)
+            } else {
+                s.reason.clone()
+            };
+            if s.message.is_empty() {
+                reason
+            } else {
+                one_line(&format!("{reason}: {}", s.message))
+            }
+        }
+        kube::Error::HyperError(_) | kube::Error::Service(_) => {
+            let c = chain(e);
+            if c.contains("elapsed")
+                || c.to_lowercase().contains("timed out")
+                || c.contains("timeout")
+            {
+                format!("the API server did not answer in time ({c})")
+            } else {
+                format!("cannot reach the API server ({c})")
+            }
+        }
+        other => chain(other),
+    }
+}
+
+/// The HTTP status of a server error.
+pub fn status_code(e: &kube::Error) -> Option<u16> {
+    match e {
+        kube::Error::Api(s) => Some(s.code),
+        _ => None,
+    }
+}
+
+pub fn is_not_found(e: &kube::Error) -> bool {
+    status_code(e) == Some(404)
+}
+
+pub fn is_conflict(e: &kube::Error) -> bool {
+    status_code(e) == Some(409)
+}
+
+pub fn is_denied(e: &kube::Error) -> bool {
+    matches!(status_code(e), Some(401) | Some(403))
+}

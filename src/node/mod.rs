@@ -1,0 +1,315 @@
+//! Live `node` commands: taint, label, cordon/uncordon, drain, and the
+//! policy's node pools (apply/diff/prune) on a real cluster.
+//!
+//! This is the only async part of kfsched. Every command takes plain option
+//! structs, a [`kube::Client`] built by [`client::connect`], and injected
+//! writers: `out` for results and reports, `err` for warnings and progress.
+//! Nothing here prints or exits; [`Error::exit`] maps a failure to SPEC §4's
+//! exit code.
+//!
+//! Edits of `spec.taints`, labels and annotations are read-modify-write
+//! cycles guarded by the node's `resourceVersion` and retried on 409
+//! Conflict ([`edit`]), so concurrent editors never lose each other's
+//! changes (the lost update that `kubectl taint` is prone to).
+
+pub mod client;
+pub mod cordon;
+pub mod drain;
+pub mod edit;
+pub mod label;
+pub mod pools;
+pub mod taint;
+
+use std::time::Duration;
+
+use crate::exit::Exit;
+use crate::k8s::LabelSelector;
+
+/// The field manager recorded on every write.
+pub const FIELD_MANAGER: &str = "kfsched";
+
+/// Which nodes a command works on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Targets {
+    /// Nodes named on the command line.
+    Names(Vec<String>),
+    /// Nodes matching a label selector (`-l`).
+    Selector(LabelSelector),
+    /// Every node (`--all`).
+    All,
+}
+
+impl Targets {
+    /// Builds the target set from the command line's three mutually exclusive forms.
+    pub fn from_args(
+        names: Vec<String>,
+        selector: Option<&str>,
+        all: bool,
+    ) -> Result<Targets, Error> {
+        let forms =
+            usize::from(!names.is_empty()) + usize::from(selector.is_some()) + usize::from(all);
+        if forms > 1 {
+            return Err(Error::Usage(
+                "give node names, -l/--selector or --all, not more than one of them".into(),
+            ));
+        }
+        if let Some(s) = selector {
+            let sel = LabelSelector::parse(s)
+                .map_err(|e| Error::Usage(format!("invalid label selector {s:?} (-l): {e}")))?;
+            return Ok(Targets::Selector(sel));
+        }
+        if all {
+            return Ok(Targets::All);
+        }
+        if names.is_empty() {
+            return Err(Error::Usage(
+                "no nodes: give node names, -l/--selector SELECTOR or --all".into(),
+            ));
+        }
+        let mut clean = Vec::with_capacity(names.len());
+        for n in names {
+            let n = n
+                .strip_prefix("node/")
+                .or_else(|| n.strip_prefix("nodes/"))
+                .map(str::to_string)
+                .unwrap_or(n);
+            let errs = crate::k8s::node_name(&n);
+            if !errs.is_empty() {
+                return Err(Error::Usage(format!(
+                    "invalid node name {n:?}: {}",
+                    errs.join("; ")
+                )));
+            }
+            if !clean.contains(&n) {
+                clean.push(n);
+            }
+        }
+        Ok(Targets::Names(clean))
+    }
+
+    /// How the targets read in messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Targets::Names(n) => n
+                .iter()
+                .map(|n| format!("node/{n}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Targets::Selector(s) => format!("nodes matching -l {:?}", s.to_query()),
+            Targets::All => "all nodes".into(),
+        }
+    }
+}
+
+/// `--dry-run`: none (write), client (compute and print, send nothing),
+/// server (send with `dryRun=All`: the server validates, nothing persists).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DryRun {
+    #[default]
+    None,
+    Client,
+    Server,
+}
+
+impl DryRun {
+    /// Parses kubectl's values. Returns the mode and a deprecation warning
+    /// for the old boolean spellings (kubectl's `GetDryRunStrategy`).
+    pub fn parse(s: &str) -> Result<(DryRun, Option<String>), Error> {
+        match s {
+            "none" => Ok((DryRun::None, None)),
+            "client" => Ok((DryRun::Client, None)),
+            "server" => Ok((DryRun::Server, None)),
+            "unchanged" | "true" => Ok((
+                DryRun::Client,
+                Some("--dry-run is deprecated and can be replaced with --dry-run=client".into()),
+            )),
+            "false" => Ok((
+                DryRun::None,
+                Some("--dry-run=false is deprecated (boolean value) and can be replaced with --dry-run=none".into()),
+            )),
+            other => Err(Error::Usage(format!(
+                "Invalid dry-run value ({other}). Must be \"none\", \"server\", or \"client\"."
+            ))),
+        }
+    }
+
+    /// The suffix kubectl puts after a result line.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            DryRun::None => "",
+            DryRun::Client => " (dry run)",
+            DryRun::Server => " (server dry run)",
+        }
+    }
+}
+
+/// Why a live command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The command line or an argument is invalid; nothing was sent.
+    #[error("{0}")]
+    Usage(String),
+    /// The kubeconfig could not be found, read or used; nothing was sent.
+    #[error("{0}")]
+    Config(String),
+    /// The cluster's current state refuses the change (a conflicting value
+    /// without `--overwrite`, a conflict between pools); nothing was written.
+    #[error("{0}")]
+    Refused(String),
+    /// An API request failed; `message` is one readable line.
+    #[error("{action}: {message}")]
+    Api {
+        /// What kfsched was doing, such as `cannot patch node/worker-1`.
+        action: String,
+        message: String,
+        #[source]
+        source: Option<Box<kube::Error>>,
+    },
+    /// Some targets failed; each failure was already written to `err`.
+    #[error("{0}")]
+    Failed(String),
+    /// A drain did not complete (blocked pods, timeout, failed evictions).
+    #[error("{0}")]
+    DrainIncomplete(String),
+    /// Ctrl-C: new work stopped; what was done is reported.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl Error {
+    /// SPEC §4's exit code for this failure.
+    pub fn exit(&self) -> Exit {
+        match self {
+            Error::Usage(_) | Error::Config(_) | Error::Refused(_) => Exit::Usage,
+            Error::Api { .. } | Error::Failed(_) | Error::DrainIncomplete(_) => Exit::Cluster,
+            Error::Interrupted => Exit::Interrupted,
+        }
+    }
+
+    /// An API error with what was being done.
+    pub fn api(action: impl Into<String>, e: kube::Error) -> Error {
+        Error::Api {
+            action: action.into(),
+            message: client::describe(&e),
+            source: Some(Box::new(e)),
+        }
+    }
+
+    /// Whether the server said the caller lacks rights (401/403): every
+    /// further request would fail the same way.
+    pub fn is_denied(&self) -> bool {
+        matches!(self, Error::Api { source: Some(e), .. } if client::is_denied(e))
+    }
+}
+
+/// Parses a duration the way kubectl's flags take one: Go syntax (`90s`,
+/// `5m`, `1h30m`, `1.5s`, `500ms`), `0`, or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("empty duration".into());
+    }
+    if let Ok(secs) = t.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    let mut total = 0f64;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if num_end == 0 {
+            return Err(format!(
+                "invalid duration {s:?}: expected a number, e.g. 30s, 5m or 1h30m"
+            ));
+        }
+        let n: f64 = rest[..num_end]
+            .parse()
+            .map_err(|_| format!("invalid duration {s:?}"))?;
+        rest = &rest[num_end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let unit = &rest[..unit_end];
+        rest = &rest[unit_end..];
+        let scale = match unit {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 1e-3,
+            "us" | "µs" => 1e-6,
+            "ns" => 1e-9,
+            "" => {
+                return Err(format!(
+                    "invalid duration {s:?}: missing unit (h, m, s, ms)"
+                ));
+            }
+            other => {
+                return Err(format!(
+                    "invalid duration {s:?}: unknown unit {other:?} (use h, m, s or ms)"
+                ));
+            }
+        };
+        total += n * scale;
+    }
+    if !total.is_finite() || total < 0.0 {
+        return Err(format!("invalid duration {s:?}"));
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+/// A small jitter source without a random-number crate: the std hasher is
+/// randomly keyed per process.
+pub(crate) fn jitter(max: Duration) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    let frac = (h.finish() % 10_000) as f64 / 10_000.0;
+    max.mul_f64(frac)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_in_kubectl_syntax() {
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert!(parse_duration("5x").is_err());
+        assert!(parse_duration("m").is_err());
+        assert!(parse_duration("1.5").is_err());
+    }
+
+    #[test]
+    fn dry_run_values() {
+        assert_eq!(DryRun::parse("server").unwrap().0, DryRun::Server);
+        assert_eq!(DryRun::parse("unchanged").unwrap().0, DryRun::Client);
+        assert!(DryRun::parse("unchanged").unwrap().1.is_some());
+        let e = DryRun::parse("yes").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "Invalid dry-run value (yes). Must be \"none\", \"server\", or \"client\"."
+        );
+    }
+
+    #[test]
+    fn targets_are_exclusive() {
+        assert!(Targets::from_args(vec!["a".into()], Some("x=y"), false).is_err());
+        assert!(Targets::from_args(vec![], None, false).is_err());
+        assert_eq!(
+            Targets::from_args(vec!["node/a".into(), "a".into()], None, false).unwrap(),
+            Targets::Names(vec!["a".into()])
+        );
+        assert!(Targets::from_args(vec![], Some("a in (b"), false).is_err());
+    }
+}

@@ -1,0 +1,747 @@
+//! `node apply` / `node diff`: make the nodes of every `spec.nodePools`
+//! entry carry the pool's labels and taints, and remember what was added.
+//!
+//! A node belongs to a pool when its name matches one of the pool's
+//! `nodes` globs **or** its labels match the pool's `nodeSelector` (either
+//! form alone is enough; a pool with neither selects nothing). What apply
+//! writes is recorded on the node in the annotation `kfsched.dev/managed`
+//! (`{"labels":{"k":"v"},"taints":["k=v:NoSchedule"]}`); `--prune` removes
+//! exactly those entries once the policy no longer declares them, and only
+//! while the node still carries the value apply wrote. Labels and taints
+//! that were already on the node, or that someone changed since, are never
+//! touched by prune. A value apply itself wrote may be changed by a later
+//! apply without `--overwrite`; anyone else's value needs `--overwrite`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use k8s_openapi::api::core::v1::{Node, Taint};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json, json};
+
+use super::client::Clients;
+use super::edit::{self, Fetched, Step, Summary, list_nodes, name_of};
+use super::taint::{TaintChange, display, parse_change};
+use super::{DryRun, Error};
+use crate::policy::{NodePool, Policy};
+
+/// The annotation that records what `node apply` added.
+pub const MANAGED_ANNOTATION: &str = "kfsched.dev/managed";
+
+/// The content of [`MANAGED_ANNOTATION`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Managed {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// `key=value:Effect` / `key:Effect`, sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<String>,
+}
+
+impl Managed {
+    fn is_empty(&self) -> bool {
+        self.labels.is_empty() && self.taints.is_empty()
+    }
+
+    fn to_annotation(&self) -> Option<String> {
+        (!self.is_empty()).then(|| serde_json::to_string(self).unwrap_or_default())
+    }
+}
+
+/// `node apply`'s and `node diff`'s options.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PoolOptions {
+    pub overwrite: bool,
+    pub prune: bool,
+    pub dry_run: DryRun,
+}
+
+/// What the pools want on one node.
+#[derive(Clone, Debug, Default)]
+pub struct Desired {
+    pub pools: Vec<String>,
+    /// key → (value, pool)
+    pub labels: BTreeMap<String, (String, String)>,
+    pub taints: Vec<(Taint, String)>,
+}
+
+/// One line of a node's plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    AddLabel {
+        key: String,
+        value: String,
+    },
+    SetLabel {
+        key: String,
+        from: String,
+        to: String,
+    },
+    /// Someone else's value; needs `--overwrite`.
+    LabelConflict {
+        key: String,
+        have: String,
+        want: String,
+        pool: String,
+    },
+    /// `--prune`: added by an earlier apply, no longer declared.
+    RemoveLabel {
+        key: String,
+        value: String,
+    },
+    /// Would be pruned with `--prune` (not a difference by itself).
+    StaleLabel {
+        key: String,
+        value: String,
+    },
+    AddTaint(String),
+    SetTaint {
+        from: String,
+        to: String,
+    },
+    TaintConflict {
+        have: String,
+        want: String,
+        pool: String,
+    },
+    RemoveTaint(String),
+    StaleTaint(String),
+}
+
+impl Change {
+    /// Whether `node apply` with the same flags would write it.
+    pub fn is_difference(&self) -> bool {
+        !matches!(self, Change::StaleLabel { .. } | Change::StaleTaint(_))
+    }
+
+    pub fn render(&self) -> String {
+        match self {
+            Change::AddLabel { key, value } => format!("+ label {key}={value}"),
+            Change::SetLabel { key, from, to } => format!("~ label {key}: {from} -> {to}"),
+            Change::LabelConflict {
+                key,
+                have,
+                want,
+                pool,
+            } => {
+                format!(
+                    "! label {key}={have}: pool {pool:?} wants {key}={want} (use --overwrite to replace it)"
+                )
+            }
+            Change::RemoveLabel { key, value } => {
+                format!(
+                    "- label {key}={value} (added by an earlier apply, no longer in the policy)"
+                )
+            }
+            Change::StaleLabel { key, value } => {
+                format!(
+                    "? label {key}={value} is no longer in the policy (use --prune to remove it)"
+                )
+            }
+            Change::AddTaint(t) => format!("+ taint {t}"),
+            Change::SetTaint { from, to } => format!("~ taint {from} -> {to}"),
+            Change::TaintConflict { have, want, pool } => {
+                format!(
+                    "! taint {have}: pool {pool:?} wants {want} (use --overwrite to replace it)"
+                )
+            }
+            Change::RemoveTaint(t) => {
+                format!("- taint {t} (added by an earlier apply, no longer in the policy)")
+            }
+            Change::StaleTaint(t) => {
+                format!("? taint {t} is no longer in the policy (use --prune to remove it)")
+            }
+        }
+    }
+}
+
+/// A node's plan: its changes and the patch that makes them.
+#[derive(Clone, Debug)]
+pub struct NodePlan {
+    pub node: String,
+    pub pools: Vec<String>,
+    pub changes: Vec<Change>,
+    /// The merge patch, when `node apply` would write.
+    pub patch: Option<Json>,
+    pub notes: Vec<String>,
+}
+
+impl NodePlan {
+    pub fn differences(&self) -> usize {
+        self.changes.iter().filter(|c| c.is_difference()).count()
+    }
+
+    pub fn conflicts(&self) -> Vec<&Change> {
+        self.changes
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c,
+                    Change::LabelConflict { .. } | Change::TaintConflict { .. }
+                )
+            })
+            .collect()
+    }
+}
+
+/// Whether a pool selects a node.
+pub fn selects(pool: &NodePool, node: &Node) -> bool {
+    let name = name_of(node);
+    if pool.nodes.iter().any(|g| g.matches(name)) {
+        return true;
+    }
+    let empty = BTreeMap::new();
+    match &pool.node_selector {
+        Some(sel) => sel.matches(node.metadata.labels.as_ref().unwrap_or(&empty)),
+        None => false,
+    }
+}
+
+/// What every pool wants on this node; pools that disagree are an error.
+pub fn desired(policy: &Policy, node: &Node) -> Result<Desired, String> {
+    let mut d = Desired::default();
+    let name = name_of(node);
+    for pool in policy.pools.iter().filter(|p| selects(p, node)) {
+        d.pools.push(pool.name.clone());
+        for (k, v) in &pool.labels {
+            if let Some((other, by)) = d.labels.get(k)
+                && other != v
+            {
+                return Err(format!(
+                    "node/{name} is in pools {by:?} and {:?}, which want label {k}={other} and {k}={v}; give the node one pool or make the pools agree",
+                    pool.name
+                ));
+            }
+            d.labels.insert(k.clone(), (v.clone(), pool.name.clone()));
+        }
+        for t in &pool.taints {
+            if let Some((other, by)) = d
+                .taints
+                .iter()
+                .find(|(o, _)| o.key == t.key && o.effect == t.effect)
+            {
+                if display(other) != display(t) {
+                    return Err(format!(
+                        "node/{name} is in pools {by:?} and {:?}, which want taints {} and {}; give the node one pool or make the pools agree",
+                        pool.name,
+                        display(other),
+                        display(t)
+                    ));
+                }
+                continue;
+            }
+            d.taints.push((t.clone(), pool.name.clone()));
+        }
+    }
+    Ok(d)
+}
+
+fn read_managed(node: &Node, notes: &mut Vec<String>) -> Managed {
+    let Some(raw) = node
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(MANAGED_ANNOTATION))
+    else {
+        return Managed::default();
+    };
+    match serde_json::from_str::<Managed>(raw) {
+        Ok(m) => m,
+        Err(e) => {
+            notes.push(format!(
+                "node/{}: annotation {MANAGED_ANNOTATION} is not kfsched's ({e}); treating it as empty, so --prune removes nothing on this node",
+                name_of(node)
+            ));
+            Managed::default()
+        }
+    }
+}
+
+fn taint_from(s: &str) -> Option<Taint> {
+    match parse_change(s) {
+        Ok(TaintChange::Add(t)) => Some(t),
+        _ => None,
+    }
+}
+
+fn same_value(a: &Taint, b: &Taint) -> bool {
+    a.value.as_deref().unwrap_or("") == b.value.as_deref().unwrap_or("")
+}
+
+/// Plans one node against what the pools want.
+pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
+    let name = name_of(node).to_string();
+    let mut notes = Vec::new();
+    let managed = read_managed(node, &mut notes);
+    let empty = BTreeMap::new();
+    let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
+    let mut taints: Vec<Taint> = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.taints.clone())
+        .unwrap_or_default();
+    let mut changes = Vec::new();
+    let mut label_patch = Map::new();
+    let mut taints_changed = false;
+    let mut next = Managed::default();
+
+    for (k, (v, pool)) in &want.labels {
+        match labels.get(k) {
+            None => {
+                changes.push(Change::AddLabel {
+                    key: k.clone(),
+                    value: v.clone(),
+                });
+                label_patch.insert(k.clone(), Json::String(v.clone()));
+                next.labels.insert(k.clone(), v.clone());
+            }
+            Some(cur) if cur == v => {
+                if managed.labels.get(k) == Some(v) {
+                    next.labels.insert(k.clone(), v.clone());
+                }
+            }
+            Some(cur) => {
+                let ours = managed.labels.get(k) == Some(cur);
+                if ours || opts.overwrite {
+                    changes.push(Change::SetLabel {
+                        key: k.clone(),
+                        from: cur.clone(),
+                        to: v.clone(),
+                    });
+                    label_patch.insert(k.clone(), Json::String(v.clone()));
+                    next.labels.insert(k.clone(), v.clone());
+                } else {
+                    changes.push(Change::LabelConflict {
+                        key: k.clone(),
+                        have: cur.clone(),
+                        want: v.clone(),
+                        pool: pool.clone(),
+                    });
+                }
+            }
+        }
+    }
+    for (k, v) in &managed.labels {
+        if want.labels.contains_key(k) || labels.get(k) != Some(v) {
+            // Still declared (handled above), or changed/removed by someone else: no longer ours.
+            continue;
+        }
+        if opts.prune {
+            changes.push(Change::RemoveLabel {
+                key: k.clone(),
+                value: v.clone(),
+            });
+            label_patch.insert(k.clone(), Json::Null);
+        } else {
+            changes.push(Change::StaleLabel {
+                key: k.clone(),
+                value: v.clone(),
+            });
+            next.labels.insert(k.clone(), v.clone());
+        }
+    }
+
+    let managed_taints: Vec<Taint> = managed
+        .taints
+        .iter()
+        .filter_map(|s| taint_from(s))
+        .collect();
+    let is_managed = |t: &Taint| {
+        managed_taints
+            .iter()
+            .any(|m| m.key == t.key && m.effect == t.effect && same_value(m, t))
+    };
+    for (t, pool) in &want.taints {
+        match taints
+            .iter()
+            .position(|x| x.key == t.key && x.effect == t.effect)
+        {
+            None => {
+                changes.push(Change::AddTaint(display(t)));
+                let mut new = t.clone();
+                if new.effect == "NoExecute" {
+                    new.time_added = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                        k8s_openapi::jiff::Timestamp::now(),
+                    ));
+                }
+                taints.push(new);
+                taints_changed = true;
+                next.taints.push(display(t));
+            }
+            Some(i) if same_value(&taints[i], t) => {
+                if is_managed(t) {
+                    next.taints.push(display(t));
+                }
+            }
+            Some(i) => {
+                let cur = taints[i].clone();
+                if is_managed(&cur) || opts.overwrite {
+                    changes.push(Change::SetTaint {
+                        from: display(&cur),
+                        to: display(t),
+                    });
+                    taints[i] = Taint {
+                        time_added: cur.time_added.clone(),
+                        ..t.clone()
+                    };
+                    taints_changed = true;
+                    next.taints.push(display(t));
+                } else {
+                    changes.push(Change::TaintConflict {
+                        have: display(&cur),
+                        want: display(t),
+                        pool: pool.clone(),
+                    });
+                }
+            }
+        }
+    }
+    for m in &managed_taints {
+        if want
+            .taints
+            .iter()
+            .any(|(t, _)| t.key == m.key && t.effect == m.effect)
+        {
+            continue;
+        }
+        let Some(i) = taints
+            .iter()
+            .position(|x| x.key == m.key && x.effect == m.effect && same_value(x, m))
+        else {
+            continue;
+        };
+        if opts.prune {
+            changes.push(Change::RemoveTaint(display(m)));
+            taints.remove(i);
+            taints_changed = true;
+        } else {
+            changes.push(Change::StaleTaint(display(m)));
+            next.taints.push(display(m));
+        }
+    }
+    next.taints.sort();
+    next.taints.dedup();
+
+    let has_conflict = changes.iter().any(|c| {
+        matches!(
+            c,
+            Change::LabelConflict { .. } | Change::TaintConflict { .. }
+        )
+    });
+    let writes = changes.iter().any(Change::is_difference) && !has_conflict;
+    let patch = writes.then(|| {
+        let mut meta = Map::new();
+        if !label_patch.is_empty() {
+            meta.insert("labels".into(), Json::Object(label_patch));
+        }
+        if next != managed {
+            let value = next.to_annotation().map(Json::String).unwrap_or(Json::Null);
+            meta.insert("annotations".into(), json!({ MANAGED_ANNOTATION: value }));
+        }
+        let mut p = Map::new();
+        if !meta.is_empty() {
+            p.insert("metadata".into(), Json::Object(meta));
+        }
+        if taints_changed {
+            let v = if taints.is_empty() {
+                Json::Null
+            } else {
+                serde_json::to_value(&taints).unwrap_or(Json::Null)
+            };
+            p.insert("spec".into(), json!({ "taints": v }));
+        }
+        Json::Object(p)
+    });
+    NodePlan {
+        node: name,
+        pools: want.pools.clone(),
+        changes,
+        patch,
+        notes,
+    }
+}
+
+/// Plans every node that a pool selects or that carries the annotation.
+pub fn plan_all(
+    policy: &Policy,
+    nodes: &[Fetched],
+    opts: &PoolOptions,
+) -> Result<Vec<NodePlan>, Error> {
+    let mut plans = Vec::new();
+    let mut errors = Vec::new();
+    for n in nodes.iter().map(|f| &f.node) {
+        let annotated = n
+            .metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(MANAGED_ANNOTATION));
+        match desired(policy, n) {
+            Err(e) => errors.push(e),
+            Ok(d) if d.pools.is_empty() && !annotated => {}
+            Ok(d) => plans.push(plan_node(n, &d, opts)),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Error::Refused(errors.join("\n")));
+    }
+    plans.sort_by(|a, b| a.node.cmp(&b.node));
+    Ok(plans)
+}
+
+fn header(p: &NodePlan) -> String {
+    if p.pools.is_empty() {
+        format!("node/{} (in no pool now):", p.node)
+    } else {
+        format!(
+            "node/{} (pool{} {}):",
+            p.node,
+            if p.pools.len() == 1 { "" } else { "s" },
+            p.pools.join(", ")
+        )
+    }
+}
+
+fn write_plan(out: &mut dyn Write, p: &NodePlan) {
+    let _ = writeln!(out, "{}", header(p));
+    for c in &p.changes {
+        let _ = writeln!(out, "  {}", c.render());
+    }
+}
+
+async fn read(
+    clients: &Clients,
+    policy: &Policy,
+    err: &mut dyn Write,
+) -> Result<Vec<Fetched>, Error> {
+    for p in &policy.pools {
+        if p.nodes.is_empty() && p.node_selector.is_none() {
+            let _ = writeln!(
+                err,
+                "warning: pool {:?} selects no nodes: give it nodes or nodeSelector",
+                p.name
+            );
+        }
+    }
+    list_nodes(clients, None).await
+}
+
+/// `node diff`: prints the plan; returns how many changes `node apply`
+/// (with the same `--overwrite` / `--prune`) would make.
+pub async fn diff(
+    clients: &Clients,
+    policy: &Policy,
+    opts: &PoolOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<usize, Error> {
+    let nodes = read(clients, policy, err).await?;
+    let plans = plan_all(policy, &nodes, opts)?;
+    let mut total = 0;
+    for p in &plans {
+        for n in &p.notes {
+            let _ = writeln!(err, "warning: {n}");
+        }
+        if !p.changes.is_empty() {
+            write_plan(out, p);
+        }
+        total += p.differences();
+    }
+    if total == 0 {
+        let _ = writeln!(
+            err,
+            "no differences: {} node{} already match the policy's pools",
+            plans.len(),
+            if plans.len() == 1 { "" } else { "s" }
+        );
+    }
+    Ok(total)
+}
+
+/// `node apply`: writes every node's plan. Conflicts (someone else's value
+/// without `--overwrite`) refuse the whole apply before anything is written.
+pub async fn apply(
+    clients: &Clients,
+    policy: &Policy,
+    opts: &PoolOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Summary, Error> {
+    let nodes = read(clients, policy, err).await?;
+    let plans = plan_all(policy, &nodes, opts)?;
+    let conflicts: Vec<String> = plans
+        .iter()
+        .flat_map(|p| {
+            p.conflicts()
+                .into_iter()
+                .map(move |c| format!("node/{}: {}", p.node, c.render()))
+        })
+        .collect();
+    if !conflicts.is_empty() {
+        return Err(Error::Refused(format!(
+            "the pools conflict with values already on the nodes; nothing was written:\n  {}",
+            conflicts.join("\n  ")
+        )));
+    }
+    for p in &plans {
+        for n in &p.notes {
+            let _ = writeln!(err, "warning: {n}");
+        }
+        if !p.changes.is_empty() {
+            write_plan(out, p);
+        }
+    }
+    let targets: Vec<Fetched> = nodes
+        .into_iter()
+        .filter(|n| plans.iter().any(|p| p.node == n.name()))
+        .collect();
+    let opts = *opts;
+    let planner = |n: &Node| match desired(policy, n) {
+        Err(e) => Step::Refuse(e),
+        Ok(d) => {
+            let p = plan_node(n, &d, &opts);
+            let conflicts = p.conflicts();
+            if !conflicts.is_empty() {
+                let c: Vec<String> = conflicts.iter().map(|c| c.render()).collect();
+                return Step::Refuse(format!("node/{}: {}", p.node, c.join("; ")));
+            }
+            match p.patch {
+                Some(patch) => Step::Write {
+                    patch,
+                    verb: "configured".into(),
+                    guard: true,
+                    notes: vec![],
+                },
+                None => Step::Unchanged {
+                    verb: "unchanged".into(),
+                    notes: vec![],
+                },
+            }
+        }
+    };
+    edit::write_nodes(clients, targets, opts.dry_run, &planner, out, err).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::NodeSpec;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    const POLICY: &str = "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: p}\nspec:\n  nodePools:\n  - name: gpu\n    nodes: [\"gpu-*\"]\n    nodeSelector: \"accelerator=a100\"\n    labels: {kfsched.dev/pool: gpu}\n    taints:\n    - {key: kfsched.dev/pool, value: gpu, effect: NoSchedule}\n";
+
+    fn node(name: &str, labels: &[(&str, &str)], taints: &[&str], managed: Option<&str>) -> Node {
+        Node {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                labels: Some(
+                    labels
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                ),
+                annotations: managed
+                    .map(|m| [(MANAGED_ANNOTATION.to_string(), m.to_string())].into()),
+                ..Default::default()
+            },
+            spec: Some(NodeSpec {
+                taints: Some(taints.iter().filter_map(|t| taint_from(t)).collect()),
+                ..Default::default()
+            }),
+            status: None,
+        }
+    }
+
+    fn policy() -> Policy {
+        Policy::from_bytes("p.yaml", POLICY.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn names_or_selector_select() {
+        let p = policy();
+        assert!(selects(&p.pools[0], &node("gpu-1", &[], &[], None)));
+        assert!(selects(
+            &p.pools[0],
+            &node("w", &[("accelerator", "a100")], &[], None)
+        ));
+        assert!(!selects(&p.pools[0], &node("w", &[], &[], None)));
+    }
+
+    #[test]
+    fn apply_adds_and_records() {
+        let p = policy();
+        let n = node("gpu-1", &[], &[], None);
+        let plan = plan_node(&n, &desired(&p, &n).unwrap(), &PoolOptions::default());
+        assert_eq!(plan.differences(), 2);
+        let patch = plan.patch.unwrap();
+        assert_eq!(patch["metadata"]["labels"]["kfsched.dev/pool"], "gpu");
+        assert_eq!(
+            patch["metadata"]["annotations"][MANAGED_ANNOTATION],
+            r#"{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}"#
+        );
+    }
+
+    #[test]
+    fn existing_values_are_not_recorded_and_others_need_overwrite() {
+        let p = policy();
+        let n = node(
+            "gpu-1",
+            &[("kfsched.dev/pool", "gpu")],
+            &["kfsched.dev/pool=cpu:NoSchedule"],
+            None,
+        );
+        let plan = plan_node(&n, &desired(&p, &n).unwrap(), &PoolOptions::default());
+        assert_eq!(plan.conflicts().len(), 1);
+        assert!(plan.patch.is_none());
+        let o = PoolOptions {
+            overwrite: true,
+            ..Default::default()
+        };
+        let plan = plan_node(&n, &desired(&p, &n).unwrap(), &o);
+        let patch = plan.patch.unwrap();
+        assert_eq!(
+            patch["metadata"]["annotations"][MANAGED_ANNOTATION],
+            r#"{"taints":["kfsched.dev/pool=gpu:NoSchedule"]}"#
+        );
+    }
+
+    #[test]
+    fn prune_removes_only_what_apply_added() {
+        let p = policy();
+        let n = node(
+            "gpu-1",
+            &[("kfsched.dev/pool", "gpu"), ("old", "x"), ("mine", "y")],
+            &["kfsched.dev/pool=gpu:NoSchedule", "old=x:NoExecute"],
+            Some(
+                r#"{"labels":{"kfsched.dev/pool":"gpu","old":"x","gone":"z"},"taints":["kfsched.dev/pool=gpu:NoSchedule","old=x:NoExecute"]}"#,
+            ),
+        );
+        let d = desired(&p, &n).unwrap();
+        let plan = plan_node(&n, &d, &PoolOptions::default());
+        assert_eq!(plan.differences(), 0, "{:?}", plan.changes);
+        assert!(plan.patch.is_none());
+        let o = PoolOptions {
+            prune: true,
+            ..Default::default()
+        };
+        let plan = plan_node(&n, &d, &o);
+        assert_eq!(plan.differences(), 2, "{:?}", plan.changes);
+        let patch = plan.patch.unwrap();
+        assert_eq!(patch["metadata"]["labels"], json!({"old": null}));
+        assert_eq!(patch["spec"]["taints"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            patch["metadata"]["annotations"][MANAGED_ANNOTATION],
+            r#"{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}"#
+        );
+    }
+
+    #[test]
+    fn pools_that_disagree_are_an_error() {
+        let two = format!(
+            "{POLICY}  - name: cpu\n    nodes: [\"gpu-1\"]\n    labels: {{kfsched.dev/pool: cpu}}\n"
+        );
+        let p = Policy::from_bytes("p.yaml", two.as_bytes()).unwrap();
+        let e = desired(&p, &node("gpu-1", &[], &[], None)).unwrap_err();
+        assert!(e.contains("pools \"gpu\" and \"cpu\""), "{e}");
+    }
+}

@@ -1,0 +1,233 @@
+//! Reaching the cluster: kubeconfig precedence (`--kubeconfig`,
+//! `$KUBECONFIG` merged, `--context`), a user who may only read nodes
+//! (one Forbidden line, exit 3), an unreachable or silent server (exit 3
+//! within the timeout) and a bad kubeconfig (exit 2).
+
+use std::time::{Duration, Instant};
+
+use super::cluster::{
+    cluster, create_nodes, delete_nodes, rt, run_bin, shared, taints, unique, unschedulable,
+};
+
+#[test]
+#[ignore = "needs the control plane: scripts/test.sh starts it"]
+fn read_only_user_gets_one_forbidden_line() {
+    let _g = shared();
+    let c = cluster();
+    rt().block_on(async {
+        let client = c.client().await;
+        let nodes = create_nodes(&client, &unique("ro"), 1, &[]).await;
+        let n = nodes.names[0].as_str();
+        let ro = c.readonly.display().to_string();
+        for args in [
+            vec!["node", "taint", "--kubeconfig", &ro, n, "a=1:NoSchedule"],
+            vec!["node", "label", "--kubeconfig", &ro, n, "a=1"],
+            vec!["node", "cordon", "--kubeconfig", &ro, n],
+            vec!["node", "drain", "--kubeconfig", &ro, n],
+        ] {
+            let r = run_bin(&args, &[]);
+            r.code(3);
+            assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
+            assert!(r.stderr.starts_with("error: "), "{}", r.stderr);
+            // taint and label write with PUT (update), cordon with PATCH.
+            assert!(
+                r.stderr.contains("Forbidden: nodes ")
+                    && r.stderr.contains("User \"reader\" cannot ")
+                    && r.stderr.contains(" resource \"nodes\""),
+                "{}",
+                r.stderr
+            );
+        }
+        assert!(taints(&client, n).await.is_empty());
+        assert!(!unschedulable(&client, n).await);
+        delete_nodes(&client, &nodes).await;
+    });
+}
+
+#[test]
+#[ignore = "needs the control plane: scripts/test.sh starts it"]
+fn unreachable_and_silent_servers_fail_with_exit_3_in_time() {
+    let _g = shared();
+    let c = cluster();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let admin = std::fs::read_to_string(&c.admin).expect("admin kubeconfig");
+
+    // Nothing listens: refused at once.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let refused = dir.path().join("refused.kubeconfig");
+    std::fs::write(
+        &refused,
+        admin.replace(&c.server, &format!("https://127.0.0.1:{closed}")),
+    )
+    .expect("write");
+    let start = Instant::now();
+    let r = run_bin(
+        &[
+            "node",
+            "cordon",
+            "--kubeconfig",
+            &refused.display().to_string(),
+            "n",
+        ],
+        &[],
+    );
+    r.code(3);
+    assert!(
+        start.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(
+        r.stderr.contains("cannot reach the API server"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+
+    // Something accepts the connection and never answers: --request-timeout bounds it.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = silent.local_addr().expect("addr").port();
+    let hung = dir.path().join("silent.kubeconfig");
+    std::fs::write(
+        &hung,
+        admin.replace(&c.server, &format!("https://127.0.0.1:{port}")),
+    )
+    .expect("write");
+    let start = Instant::now();
+    let r = run_bin(
+        &[
+            "node",
+            "taint",
+            "--kubeconfig",
+            &hung.display().to_string(),
+            "--request-timeout",
+            "2s",
+            "n",
+            "a=1:NoSchedule",
+        ],
+        &[],
+    );
+    r.code(3);
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(15),
+        "{took:?}"
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    drop(silent);
+}
+
+#[test]
+#[ignore = "needs the control plane: scripts/test.sh starts it"]
+fn kubeconfig_sources_and_bad_kubeconfigs() {
+    let _g = shared();
+    let c = cluster();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let admin = std::fs::read_to_string(&c.admin).expect("admin kubeconfig");
+    let admin_path = c.admin.display().to_string();
+    rt().block_on(async {
+        let client = c.client().await;
+        let nodes = create_nodes(&client, &unique("kc"), 1, &[]).await;
+        let n = nodes.names[0].as_str();
+
+        // $KUBECONFIG: a merged list; files that do not exist are skipped.
+        let missing = dir.path().join("missing.kubeconfig").display().to_string();
+        let list = format!("{missing}:{admin_path}");
+        run_bin(&["node", "label", n, "via=env"], &[("KUBECONFIG", &list)]).ok();
+
+        // --context picks a context; the current one points nowhere.
+        let broken_ctx = admin
+            .replace("current-context: kfsched-test", "current-context: broken")
+            .replace(
+                "contexts:\n",
+                "contexts:\n- name: broken\n  context: {cluster: nowhere, user: nobody}\n",
+            );
+        let two = dir.path().join("two.kubeconfig");
+        std::fs::write(&two, &broken_ctx).expect("write");
+        let two = two.display().to_string();
+        let r = run_bin(&["node", "label", "--kubeconfig", &two, n, "via=ctx"], &[]);
+        r.code(2);
+        run_bin(
+            &[
+                "node",
+                "label",
+                "--kubeconfig",
+                &two,
+                "--context",
+                "kfsched-test",
+                n,
+                "via=ctx",
+                "--overwrite",
+            ],
+            &[],
+        )
+        .ok();
+        let r = run_bin(
+            &[
+                "node",
+                "label",
+                "--kubeconfig",
+                &admin_path,
+                "--context",
+                "nope",
+                n,
+                "x=1",
+            ],
+            &[],
+        );
+        r.code(2);
+        assert!(
+            r.stderr.contains("context \"nope\" not found") && r.stderr.contains("kfsched-test"),
+            "{}",
+            r.stderr
+        );
+
+        // --kubeconfig wins over $KUBECONFIG.
+        let bogus = dir.path().join("bogus.kubeconfig");
+        std::fs::write(&bogus, "garbage: [").expect("write");
+        let bogus = bogus.display().to_string();
+        run_bin(
+            &[
+                "node",
+                "label",
+                "--kubeconfig",
+                &admin_path,
+                n,
+                "via=flag",
+                "--overwrite",
+            ],
+            &[("KUBECONFIG", &bogus)],
+        )
+        .ok();
+
+        // Bad kubeconfigs: exit 2, one line, nothing sent.
+        for (args, env) in [
+            (vec!["node", "cordon", "--kubeconfig", &bogus, n], vec![]),
+            (vec!["node", "cordon", "--kubeconfig", &missing, n], vec![]),
+            (
+                vec!["node", "cordon", n],
+                vec![("KUBECONFIG", bogus.as_str())],
+            ),
+            (
+                vec!["node", "cordon", n],
+                vec![("KUBECONFIG", missing.as_str())],
+            ),
+            // No kubeconfig anywhere and not in a pod.
+            (vec!["node", "cordon", n], vec![]),
+        ] {
+            let r = run_bin(&args, &env);
+            r.code(2);
+            assert_eq!(
+                r.stderr.lines().count(),
+                1,
+                "{args:?} {env:?}: {}",
+                r.stderr
+            );
+        }
+        assert!(!unschedulable(&client, n).await);
+        delete_nodes(&client, &nodes).await;
+    });
+}

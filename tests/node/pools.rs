@@ -1,0 +1,198 @@
+//! `node apply` / `node diff` / `--prune` on pools chosen by node-name
+//! globs and by a label selector. Labels and taints the policy never added
+//! stay as they are, and a node in no pool is never written.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::cluster::{
+    Cluster, cluster, create_named_nodes, delete_nodes, get_node, labels, rt, run_bin, shared,
+    taints, unique,
+};
+use kfsched::node::pools::MANAGED_ANNOTATION;
+
+fn policy(id: &str, gpu: &str, fast: Option<&str>) -> String {
+    let mut s = format!(
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {{name: pools}}\nspec:\n  nodePools:\n  - name: gpu\n    nodes: [\"{id}-gpu-*\"]\n{gpu}"
+    );
+    if let Some(f) = fast {
+        s.push_str(&format!(
+            "  - name: fast\n    nodeSelector: \"kfsched-test={id},disk=ssd\"\n{f}"
+        ));
+    }
+    s
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write policy");
+    p.display().to_string()
+}
+
+impl Cluster {
+    fn pools(&self, sub: &str, policy: &str, args: &[&str]) -> super::cluster::Run {
+        let admin = self.admin.display().to_string();
+        let mut all = vec!["-p", policy, "node", sub, "--kubeconfig", &admin];
+        all.extend_from_slice(args);
+        run_bin(&all, &[])
+    }
+}
+
+async fn managed(client: &kube::Client, node: &str) -> Option<String> {
+    get_node(client, node)
+        .await
+        .metadata
+        .annotations
+        .and_then(|a| a.get(MANAGED_ANNOTATION).cloned())
+}
+
+fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+#[ignore = "needs the control plane: scripts/test.sh starts it"]
+fn apply_diff_prune_touch_only_what_apply_added() {
+    let _g = shared();
+    let c = cluster();
+    let dir = tempfile::tempdir().expect("tempdir");
+    rt().block_on(async {
+        let client = c.client().await;
+        let id = unique("pool");
+        let gpu = format!("{id}-gpu-0");
+        let ssd = format!("{id}-ssd-0");
+        let plain = format!("{id}-plain-0");
+        let nodes = create_named_nodes(
+            &client,
+            &id,
+            &[
+                (&gpu, &[("owner", "alice")]),
+                (&ssd, &[("disk", "ssd"), ("tier", "fast")]),
+                (&plain, &[("disk", "hdd")]),
+            ],
+        )
+        .await;
+        c.kfsched("taint", &[&gpu, "user=1:NoSchedule"]).ok();
+        let plain_rv = get_node(&client, &plain).await.metadata.resource_version;
+
+        let v1 = write(
+            dir.path(),
+            "v1.yaml",
+            &policy(
+                &id,
+                "    labels: {kfsched.dev/pool: gpu}\n    taints:\n    - {key: kfsched.dev/pool, value: gpu, effect: NoSchedule}\n",
+                Some("    labels: {tier: fast}\n    taints:\n    - {key: tier, value: fast, effect: PreferNoSchedule}\n"),
+            ),
+        );
+
+        // diff: the plan, exit 1.
+        let r = c.pools("diff", &v1, &[]);
+        r.code(1);
+        assert!(r.stdout.contains(&format!("node/{gpu} (pool gpu):")), "{}", r.stdout);
+        assert!(r.stdout.contains("+ label kfsched.dev/pool=gpu"), "{}", r.stdout);
+        assert!(r.stdout.contains("+ taint kfsched.dev/pool=gpu:NoSchedule"), "{}", r.stdout);
+        assert!(r.stdout.contains(&format!("node/{ssd} (pool fast):")), "{}", r.stdout);
+        assert!(r.stdout.contains("+ taint tier=fast:PreferNoSchedule"), "{}", r.stdout);
+        assert!(!r.stdout.contains("+ label tier=fast"), "ssd already has tier=fast: {}", r.stdout);
+        assert!(!r.stdout.contains(&plain), "{}", r.stdout);
+
+        // Dry runs write nothing.
+        let gpu_rv = get_node(&client, &gpu).await.metadata.resource_version;
+        c.pools("apply", &v1, &["--dry-run=server"]).ok();
+        c.pools("apply", &v1, &["--dry-run=client"]).ok();
+        assert_eq!(get_node(&client, &gpu).await.metadata.resource_version, gpu_rv);
+
+        // apply, then nothing left to do.
+        let r = c.pools("apply", &v1, &[]);
+        r.ok();
+        assert!(r.stdout.contains(&format!("node/{gpu} configured")), "{}", r.stdout);
+        assert_eq!(taints(&client, &gpu).await, ["user=1:NoSchedule", "kfsched.dev/pool=gpu:NoSchedule"]);
+        assert_eq!(labels(&client, &gpu).await, map(&[("owner", "alice"), ("kfsched.dev/pool", "gpu")]));
+        assert_eq!(
+            managed(&client, &gpu).await.as_deref(),
+            Some(r#"{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}"#)
+        );
+        assert_eq!(taints(&client, &ssd).await, ["tier=fast:PreferNoSchedule"]);
+        assert_eq!(managed(&client, &ssd).await.as_deref(), Some(r#"{"taints":["tier=fast:PreferNoSchedule"]}"#));
+        c.pools("diff", &v1, &[]).ok();
+        // The policy found through $KFSCHED_POLICY works the same.
+        let admin = c.admin.display().to_string();
+        run_bin(&["node", "diff", "--kubeconfig", &admin], &[("KFSCHED_POLICY", &v1)]).ok();
+
+        // Someone else's value needs --overwrite; without it nothing is written.
+        let v2 = write(
+            dir.path(),
+            "v2.yaml",
+            &policy(
+                &id,
+                "    labels: {kfsched.dev/pool: gpu}\n    taints:\n    - {key: kfsched.dev/pool, value: gpu, effect: NoSchedule}\n",
+                Some("    labels: {tier: faster}\n    taints:\n    - {key: tier, value: fast, effect: PreferNoSchedule}\n"),
+            ),
+        );
+        let r = c.pools("diff", &v2, &[]);
+        r.code(1);
+        assert!(r.stdout.contains("! label tier=fast: pool \"fast\" wants tier=faster (use --overwrite"), "{}", r.stdout);
+        let ssd_rv = get_node(&client, &ssd).await.metadata.resource_version;
+        let r = c.pools("apply", &v2, &[]);
+        r.code(2);
+        assert!(r.stderr.contains("nothing was written"), "{}", r.stderr);
+        assert_eq!(get_node(&client, &ssd).await.metadata.resource_version, ssd_rv);
+        c.pools("apply", &v2, &["--overwrite"]).ok();
+        assert_eq!(labels(&client, &ssd).await.get("tier").map(String::as_str), Some("faster"));
+
+        // The policy drops the gpu pool's label and taint and adds another:
+        // without --prune they stay (diff notes them, exit 0 after apply);
+        // with --prune exactly those go, the user's label and taint stay.
+        let v3 = write(
+            dir.path(),
+            "v3.yaml",
+            &policy(
+                &id,
+                "    labels: {kfsched.dev/gpu: \"yes\"}\n",
+                Some("    labels: {tier: faster}\n    taints:\n    - {key: tier, value: fast, effect: PreferNoSchedule}\n"),
+            ),
+        );
+        c.pools("apply", &v3, &[]).ok();
+        assert_eq!(taints(&client, &gpu).await, ["user=1:NoSchedule", "kfsched.dev/pool=gpu:NoSchedule"]);
+        let r = c.pools("diff", &v3, &[]);
+        r.ok();
+        assert!(r.stdout.contains("? label kfsched.dev/pool=gpu is no longer in the policy (use --prune"), "{}", r.stdout);
+        c.pools("diff", &v3, &["--prune"]).code(1);
+        let r = c.pools("apply", &v3, &["--prune"]);
+        r.ok();
+        assert_eq!(taints(&client, &gpu).await, ["user=1:NoSchedule"]);
+        assert_eq!(labels(&client, &gpu).await, map(&[("owner", "alice"), ("kfsched.dev/gpu", "yes")]));
+        assert_eq!(managed(&client, &gpu).await.as_deref(), Some(r#"{"labels":{"kfsched.dev/gpu":"yes"}}"#));
+
+        // The fast pool goes away: its node is pruned although no pool selects it now.
+        let v4 = write(dir.path(), "v4.yaml", &policy(&id, "    labels: {kfsched.dev/gpu: \"yes\"}\n", None));
+        let r = c.pools("apply", &v4, &["--prune"]);
+        r.ok();
+        assert!(r.stdout.contains(&format!("node/{ssd} (in no pool now):")), "{}", r.stdout);
+        assert!(taints(&client, &ssd).await.is_empty());
+        assert_eq!(labels(&client, &ssd).await, map(&[("disk", "ssd")]));
+        assert_eq!(managed(&client, &ssd).await, None);
+        c.pools("diff", &v4, &["--prune"]).ok();
+
+        assert_eq!(get_node(&client, &plain).await.metadata.resource_version, plain_rv, "a node in no pool was written");
+
+        // A policy whose pools disagree about one node: exit 2, nothing written.
+        let clash = format!(
+            "{}  - name: other\n    nodes: [\"{gpu}\"]\n    labels: {{kfsched.dev/gpu: \"no\"}}\n",
+            policy(&id, "    labels: {kfsched.dev/gpu: \"yes\"}\n", None)
+        );
+        let clash = write(dir.path(), "clash.yaml", &clash);
+        let r = c.pools("apply", &clash, &[]);
+        r.code(2);
+        assert!(r.stderr.contains("pools \"gpu\" and \"other\""), "{}", r.stderr);
+        // An invalid policy: exit 2 with its diagnostics.
+        let bad = write(dir.path(), "bad.yaml", &policy(&id, "    taints:\n    - {key: k, effect: Sometimes}\n", None));
+        let r = c.pools("diff", &bad, &[]);
+        r.code(2);
+        assert!(r.stderr.contains("spec.nodePools[0].taints[0].effect"), "{}", r.stderr);
+        delete_nodes(&client, &nodes).await;
+    });
+}
