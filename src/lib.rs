@@ -6,6 +6,7 @@
 //! `src/bin/` owns the command line.
 #![forbid(unsafe_code)]
 
+pub mod completion;
 pub mod diag;
 pub mod diff;
 pub mod discover;

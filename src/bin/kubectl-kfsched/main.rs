@@ -2,6 +2,7 @@
 //! once, exit with SPEC §4's code. A broken pipe is not an error.
 
 mod cli;
+mod complete;
 mod node;
 mod offline;
 
@@ -31,6 +32,20 @@ fn main() {
 
 fn run() -> Result<Exit, Box<dyn std::error::Error>> {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Cobra's completion protocol: `kubectl_complete-kfsched` (or a link of
+    // this binary by that name) and the completion scripts call it.
+    if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
+        if first == "__complete" || first == "__completeNoDesc" {
+            return complete::run(&args[2..], first == "__complete");
+        }
+    }
+    let argv0 = args.first().map(std::path::Path::new);
+    if argv0
+        .and_then(|p| p.file_stem())
+        .is_some_and(|s| s == "kubectl_complete-kfsched")
+    {
+        return complete::run(&args[1..], true);
+    }
     // kustomize < 5.7 runs exec functions with no arguments, and the legacy
     // exec-plugin protocol passes only a config file: both go to `fn`.
     if let Some(exit) = offline::krm_entry(&args)? {
@@ -63,16 +78,12 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
         Command::Node(a) => Ok(node::run(a, policy, cli.verbose)),
         Command::Completion(a) => {
             let shell = match a.shell {
-                cli::Shell::Bash => clap_complete::Shell::Bash,
-                cli::Shell::Zsh => clap_complete::Shell::Zsh,
-                cli::Shell::Fish => clap_complete::Shell::Fish,
+                cli::Shell::Bash => kfsched::completion::Shell::Bash,
+                cli::Shell::Zsh => kfsched::completion::Shell::Zsh,
+                cli::Shell::Fish => kfsched::completion::Shell::Fish,
             };
-            clap_complete::generate(
-                shell,
-                &mut Cli::command(),
-                "kubectl-kfsched",
-                &mut std::io::stdout(),
-            );
+            let script = kfsched::completion::script(shell, "kubectl-kfsched");
+            std::io::stdout().write_all(script.as_bytes())?;
             Ok(Exit::Ok)
         }
         Command::Version => {

@@ -1,0 +1,439 @@
+//! The KRM function (SPEC §5) under the real orchestrators: standalone
+//! kustomize >= 5.7 (`exec` with and without `args`, as kustomize < 5.7
+//! runs it), kubectl's bundled kustomize through the legacy exec-plugin
+//! route, `kpt fn eval --exec` and `kpt fn render` (a Kptfile pipeline).
+//! Each one rewrites the pipelines, and an invalid policy makes each one fail.
+//!
+//! Kustomize and kpt serialize the resources themselves (kustomize sorts
+//! keys and drops comments, kpt re-wraps long lines), so a kustomize build
+//! through kfsched is compared with the build of the files `rewrite` made,
+//! and kpt's files with `rewrite`'s document by document.
+
+use kfsched::yaml::tree::Tree;
+use kfsched::yaml::value::{Value, node_value};
+
+use super::{KFSCHED, Out, Sandbox, built_tool, example, kubectl, rewritten, run, tool};
+
+/// The README's policy, with the function annotation kustomize reads.
+fn transformer(args: Option<&str>) -> String {
+    let exec = match args {
+        Some(a) => format!("        path: kubectl-kfsched\n        args: {a}\n"),
+        None => "        path: kubectl-kfsched\n".to_string(),
+    };
+    example(".kfsched.yaml").replacen(
+        "metadata:\n  name: ml-platform\n",
+        &format!(
+            "metadata:\n  name: ml-platform\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n{exec}"
+        ),
+        1,
+    )
+}
+
+/// KRM tools need `metadata.name`: the KFP v1 example, named.
+fn workflow() -> String {
+    let w = example("pipelines/basic-train-v1.yaml");
+    assert!(w.contains("\n  generateName: basic-train-\n"));
+    w.replacen(
+        "\n  generateName: basic-train-\n",
+        "\n  name: basic-train\n",
+        1,
+    )
+}
+
+const JOB: &str = "# Training job.
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train-model
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: pytorch/pytorch:2.3   # pinned
+      restartPolicy: Never
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: unrelated
+data:
+  a: \"1\"
+";
+
+/// An invalid policy: an unknown effect.
+fn broken(policy: &str) -> String {
+    let b = policy.replacen("effect: NoSchedule", "effect: NoSchedul", 1);
+    assert_ne!(b, policy);
+    b
+}
+
+/// A kustomization over the two resource files, with or without the
+/// transformer; `rewrite_first` writes the resources as `kubectl-kfsched
+/// rewrite` makes them (the reference build).
+fn kustomization(sb: &Sandbox, dir: &str, policy: Option<&str>, rewrite_first: bool) {
+    let reference = example(".kfsched.yaml");
+    let prepare = |text: String| {
+        if rewrite_first {
+            rewritten(&reference, &text)
+        } else {
+            text
+        }
+    };
+    let mut files = vec![
+        (format!("{dir}/workflow.yaml"), prepare(workflow())),
+        (format!("{dir}/job.yaml"), prepare(JOB.to_string())),
+    ];
+    let mut k = "resources:\n- workflow.yaml\n- job.yaml\n".to_string();
+    if let Some(p) = policy {
+        files.push((format!("{dir}/kfsched.yaml"), p.to_string()));
+        k.push_str("transformers:\n- kfsched.yaml\n");
+    }
+    files.push((format!("{dir}/kustomization.yaml"), k));
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    sb.write(&refs);
+}
+
+/// The transformer's build equals the build of the resources rewritten
+/// beforehand, and differs from the build without it.
+#[track_caller]
+fn same_as_rewritten(plain: &Out, reference: &Out, got: &Out) {
+    assert_ne!(
+        plain.stdout, reference.stdout,
+        "the policy changes nothing?"
+    );
+    assert!(
+        got.stdout == reference.stdout,
+        "the transformer's build differs from building the rewritten files:\n{}",
+        crate::support::show_diff(&reference.stdout, &got.stdout)
+    );
+}
+
+fn kustomize_build(sb: &Sandbox, dir: &str) -> Out {
+    run(
+        sb.cmd(built_tool("kustomize")).args([
+            "build",
+            "--enable-alpha-plugins",
+            "--enable-exec",
+            dir,
+        ]),
+        None,
+    )
+}
+
+#[test]
+#[ignore = "needs the integration tools: scripts/test.sh sets them up"]
+fn kustomize_runs_the_exec_function_with_and_without_args() {
+    let sb = Sandbox::new();
+    let version = run(sb.cmd(built_tool("kustomize")).arg("version"), None);
+    version.ok();
+    kustomization(&sb, "plain", None, false);
+    let plain = kustomize_build(&sb, "plain");
+    plain.ok();
+    kustomization(&sb, "reference", None, true);
+    let reference = kustomize_build(&sb, "reference");
+    reference.ok();
+
+    // kustomize >= 5.7: exec.args.
+    kustomization(&sb, "args", Some(&transformer(Some("[fn]"))), false);
+    let with_args = kustomize_build(&sb, "args");
+    with_args.ok();
+    same_as_rewritten(&plain, &reference, &with_args);
+
+    // What kustomize < 5.7 can express: no args, a ResourceList on stdin.
+    kustomization(&sb, "noargs", Some(&transformer(None)), false);
+    let without = kustomize_build(&sb, "noargs");
+    without.ok();
+    assert_eq!(without.stdout, with_args.stdout, "both entry points agree");
+
+    // An invalid policy: the function writes error results and exits 1, so
+    // kustomize fails and prints the function's stderr.
+    kustomization(
+        &sb,
+        "broken",
+        Some(&broken(&transformer(Some("[fn]")))),
+        false,
+    );
+    let b = kustomize_build(&sb, "broken");
+    b.failed();
+    assert!(b.stdout.is_empty(), "nothing built\n{b}");
+    assert!(
+        b.stderr.contains("exit status 1") && b.stderr.contains("error results"),
+        "{b}"
+    );
+}
+
+#[test]
+fn kubectl_kustomize_runs_the_legacy_exec_plugin() {
+    let sb = Sandbox::new();
+    // The README's install lines, verbatim (XDG_CONFIG_HOME is the sandbox's).
+    run(
+        sb.cmd("sh").arg("-c").arg(
+            "dir=\"${XDG_CONFIG_HOME:-$HOME/.config}/kustomize/plugin/kfsched.dev/v1alpha1/schedulingpolicy\"\n\
+             mkdir -p \"$dir\" && ln -sf \"$(command -v kubectl-kfsched)\" \"$dir/SchedulingPolicy\"",
+        ),
+        None,
+    )
+    .ok();
+    assert!(
+        sb.home
+            .join(".config/kustomize/plugin/kfsched.dev/v1alpha1/schedulingpolicy/SchedulingPolicy")
+            .exists()
+    );
+    let build = |d: &str| {
+        run(
+            sb.cmd(kubectl())
+                .args(["kustomize", "--enable-alpha-plugins", d]),
+            None,
+        )
+    };
+
+    kustomization(&sb, "plain", None, false);
+    let plain = build("plain");
+    plain.ok();
+    kustomization(&sb, "reference", None, true);
+    let reference = build("reference");
+    reference.ok();
+    // The legacy route has no function annotation: kustomize finds the
+    // plugin by the config's apiVersion and kind.
+    kustomization(&sb, "legacy", Some(&example(".kfsched.yaml")), false);
+    let legacy = build("legacy");
+    legacy.ok();
+    same_as_rewritten(&plain, &reference, &legacy);
+
+    kustomization(
+        &sb,
+        "broken",
+        Some(&broken(&example(".kfsched.yaml"))),
+        false,
+    );
+    let b = build("broken");
+    b.failed();
+    assert!(
+        b.stderr.contains("effect") && b.stderr.contains("NoSchedul"),
+        "the policy error reaches the user\n{b}"
+    );
+}
+
+/// The documents of a YAML stream, read with the crate's YAML reader.
+fn documents(text: &str) -> Vec<Value> {
+    let tree = Tree::parse(text).expect("valid YAML");
+    tree.documents
+        .iter()
+        .map(|d| d.root.map_or(Value::Null, |r| node_value(&tree, r)))
+        .collect()
+}
+
+/// Every file kpt wrote holds what `rewrite` makes of it: kpt serializes
+/// the items itself (it re-wraps long lines and puts new fields after the
+/// existing ones), so the documents are compared, not the bytes.
+#[track_caller]
+fn same_documents(want: &str, got: &str, file: &str) {
+    assert!(
+        documents(want) == documents(got),
+        "{file}: kpt wrote something else than rewrite:\n{}",
+        crate::support::show_diff(want, got)
+    );
+}
+
+#[test]
+fn kpt_fn_eval_runs_the_function() {
+    let kpt = tool("KFSCHED_KPT", "kpt");
+    let sb = Sandbox::new();
+    let policy = example(".kfsched.yaml");
+    let wf = workflow();
+    let files = [
+        ("pkg/workflow.yaml", wf.as_str()),
+        ("pkg/jobs/job.yaml", JOB),
+    ];
+    sb.write(&files);
+    sb.write(&[("policy.yaml", &policy), ("broken.yaml", &broken(&policy))]);
+
+    // `fn` and the bare binary (a ResourceList on stdin) behave alike.
+    for exec in ["kubectl-kfsched fn", "kubectl-kfsched"] {
+        sb.write(&files);
+        let out = run(
+            sb.cmd(&kpt).args([
+                "fn",
+                "eval",
+                "pkg",
+                "--exec",
+                exec,
+                "--fn-config",
+                "policy.yaml",
+            ]),
+            None,
+        );
+        out.ok();
+        let all = out.all();
+        assert!(
+            all.contains("[info] argoproj.io/v1alpha1/Workflow/basic-train: kfsched: scheduling set by rule training-on-experiment-nodes")
+                && all.contains("[info] batch/v1/Job/train-model:")
+                && all.contains("[warning]: kfsched: rule \"publish-not-on-spot\" matched no component"),
+            "results reported\n{out}"
+        );
+        for (file, input) in files {
+            let got = std::fs::read_to_string(sb.work.join(file)).expect("read");
+            same_documents(&rewritten(&policy, input), &got, file);
+        }
+        let job = std::fs::read_to_string(sb.work.join("pkg/jobs/job.yaml")).expect("read");
+        assert!(
+            job.starts_with("# Training job.\n") && job.contains("# pinned"),
+            "comments kept\n{job}"
+        );
+    }
+
+    // kpt fn render: the function in the package's Kptfile pipeline, the
+    // policy inside the package (local-config, so `kpt live apply` skips it).
+    let local = policy.replacen(
+        "metadata:\n  name: ml-platform\n",
+        "metadata:\n  name: ml-platform\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+        1,
+    );
+    sb.write(&files);
+    sb.write(&[
+        ("pkg/kfsched.yaml", &local),
+        (
+            "pkg/Kptfile",
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n  - exec: kubectl-kfsched\n    configPath: kfsched.yaml\n",
+        ),
+    ]);
+    let out = run(
+        sb.cmd(&kpt).args(["fn", "render", "pkg", "--allow-exec"]),
+        None,
+    );
+    out.ok();
+    for (file, input) in files {
+        let got = std::fs::read_to_string(sb.work.join(file)).expect("read");
+        same_documents(&rewritten(&policy, input), &got, file);
+    }
+    std::fs::remove_file(sb.work.join("pkg/kfsched.yaml")).expect("rm");
+    std::fs::remove_file(sb.work.join("pkg/Kptfile")).expect("rm");
+
+    // An invalid policy: error results, exit 1, and kpt writes nothing.
+    sb.write(&files);
+    let before = crate::support::snapshot(&sb.work.join("pkg"));
+    let out = run(
+        sb.cmd(&kpt).args([
+            "fn",
+            "eval",
+            "pkg",
+            "--exec",
+            "kubectl-kfsched fn",
+            "--fn-config",
+            "broken.yaml",
+        ]),
+        None,
+    );
+    out.failed();
+    assert!(
+        out.all().contains("[error]") && out.all().contains("invalid SchedulingPolicy"),
+        "{out}"
+    );
+    assert_eq!(
+        crate::support::snapshot(&sb.work.join("pkg")),
+        before,
+        "kpt wrote files"
+    );
+}
+
+/// The ResourceList as kpt sends it (recorded from kpt 1.0.0-beta.56):
+/// internal annotations, a comment above the first key, compact sequences.
+const RESOURCE_LIST: &str = "apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- # Training job: header comment
+  apiVersion: batch/v1
+  kind: Job
+  metadata:
+    name: train
+    annotations:
+      config.kubernetes.io/index: '0'
+      config.kubernetes.io/path: 'jobs/job.yaml'
+      internal.config.kubernetes.io/index: '0'
+      internal.config.kubernetes.io/path: 'jobs/job.yaml'
+      internal.config.kubernetes.io/seqindent: 'compact'
+      internal.config.kubernetes.io/annotations-migration-resource-id: '0'
+      internal.config.kubernetes.io/id: '1'
+      config.k8s.io/id: '1'
+  spec:
+    template:
+      spec:
+        containers:
+        - name: main
+          image: pytorch/pytorch:2.3 # pinned
+        restartPolicy: Never
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: unrelated
+    annotations:
+      internal.config.kubernetes.io/index: '1'
+      internal.config.kubernetes.io/path: 'jobs/job.yaml'
+  data:
+    a: \"1\"
+functionConfig:
+  apiVersion: kfsched.dev/v1alpha1
+  kind: SchedulingPolicy
+  metadata:
+    name: gpu
+  spec:
+    rules:
+    - name: gpu
+      match: {images: [\"pytorch/*\"]}
+      tolerations:
+      - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+";
+
+#[test]
+fn fn_edits_the_resource_list_in_place_and_adds_results() {
+    let sb = Sandbox::new();
+    let out = run(sb.cmd(KFSCHED).arg("fn"), Some(RESOURCE_LIST.as_bytes()));
+    out.ok();
+    // Every input line survives, in order (annotations, comments, quoting).
+    let mut rest = out.stdout.lines();
+    for line in RESOURCE_LIST.lines() {
+        assert!(
+            rest.any(|l| l == line),
+            "line {line:?} lost or reordered\n{}",
+            out.stdout
+        );
+    }
+    assert!(
+        out.stdout.contains(
+            "        restartPolicy: Never\n        tolerations:\n        - effect: NoSchedule\n          key: nvidia.com/gpu\n          operator: Exists\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with(
+            "results:\n- message: 'kfsched: scheduling set by rule gpu'\n  severity: info\n  resourceRef:\n    apiVersion: batch/v1\n    kind: Job\n    name: train\n  file:\n    path: jobs/job.yaml\n"
+        ),
+        "{}",
+        out.stdout
+    );
+
+    // The bare binary takes a ResourceList on stdin the same way.
+    let bare = run(&mut sb.cmd(KFSCHED), Some(RESOURCE_LIST.as_bytes()));
+    bare.ok();
+    assert_eq!(bare.stdout, out.stdout);
+
+    // An invalid policy: error results, items untouched, exit 1.
+    let bad = RESOURCE_LIST.replace("effect: NoSchedule}", "effect: NoSchedul}");
+    let out = run(sb.cmd(KFSCHED).arg("fn"), Some(bad.as_bytes()));
+    out.code(1);
+    assert!(
+        out.stdout.starts_with(&bad),
+        "items untouched\n{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("severity: error") && out.stdout.contains("NoSchedul"),
+        "{}",
+        out.stdout
+    );
+}

@@ -1,0 +1,247 @@
+//! pre-commit (SPEC §5): the hooks of `.pre-commit-hooks.yaml`, built by
+//! the real pre-commit (`language: rust`: `cargo install --path .` from the
+//! hook repository) and run in a project with pipelines, unrelated YAML and
+//! a `.kfsched.yaml`.
+//!
+//! The hook repository is a snapshot of this working tree committed into a
+//! temporary git repository, so the test covers uncommitted changes too.
+//! pre-commit builds it once for both hooks; `CARGO_TARGET_DIR` stays in
+//! `.cache/precommit-target` between runs, so after the first run only
+//! kfsched itself is compiled, and the release profile is overridden to
+//! `opt-level = 0` without LTO to keep that build short (the hook's code is
+//! the same; only the optimiser's work is skipped).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::{Out, Sandbox, example, rewritten, run, tool, toolchain};
+use crate::support::root;
+
+const GITCONFIG: &str = "[user]
+\tname = kfsched test
+\temail = test@kfsched.invalid
+[init]
+\tdefaultBranch = main
+[commit]
+\tgpgsign = false
+[safe]
+\tdirectory = *
+";
+
+const UNRELATED: &str = "# Not a pipeline: kfsched leaves it alone.
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  retries: '3'
+";
+
+fn git(sb: &Sandbox, dir: &Path, args: &[&str]) -> Out {
+    let out = run(sb.cmd("git").current_dir(dir).args(args), None);
+    out.ok();
+    out
+}
+
+/// Commits the working tree (tracked and untracked, not ignored files) into
+/// a new repository at `to`; returns the commit.
+fn snapshot_repo(sb: &Sandbox, to: &Path) -> String {
+    let files = run(
+        sb.cmd("git").current_dir(root()).args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ]),
+        None,
+    );
+    files.ok();
+    for f in files.stdout.split('\0').filter(|f| !f.is_empty()) {
+        let from = root().join(f);
+        if !from.is_file() {
+            continue; // deleted in the working tree
+        }
+        let dest = to.join(f);
+        std::fs::create_dir_all(dest.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(&from, &dest).expect("copy");
+    }
+    git(sb, to, &["init", "-q"]);
+    git(sb, to, &["add", "-A"]);
+    git(
+        sb,
+        to,
+        &["commit", "-q", "-m", "snapshot of the working tree"],
+    );
+    git(sb, to, &["rev-parse", "HEAD"])
+        .stdout
+        .trim()
+        .to_string()
+}
+
+/// Bytes and mtimes of the project's files (not .git).
+fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
+    crate::support::snapshot(dir)
+        .into_iter()
+        .filter(|(p, _, _)| !p.strip_prefix(dir).is_ok_and(|r| r.starts_with(".git")))
+        .collect()
+}
+
+fn env_dir(var: &str, default: impl FnOnce() -> Option<PathBuf>) -> PathBuf {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(default)
+        .unwrap_or_else(|| panic!("${var} is not set and has no default"))
+}
+
+#[test]
+#[ignore = "needs the integration tools: scripts/test.sh sets them up"]
+fn pre_commit_rewrites_then_passes_and_the_check_hook_writes_nothing() {
+    let precommit = tool(
+        "KFSCHED_PRECOMMIT",
+        &root()
+            .join(".cache/precommit-venv/bin/pre-commit")
+            .display()
+            .to_string(),
+    );
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let cargo_home = env_dir("CARGO_HOME", || home.as_ref().map(|h| h.join(".cargo")));
+    let rustup_home = env_dir("RUSTUP_HOME", || home.as_ref().map(|h| h.join(".rustup")));
+    let target = env_dir("KFSCHED_PRECOMMIT_TARGET", || {
+        Some(root().join(".cache/precommit-target"))
+    });
+
+    let mut sb = Sandbox::new();
+    // The hooks must be the ones pre-commit built.
+    sb.plugin_on_path = false;
+    sb.path.push(toolchain());
+    let gitconfig = sb.path().join("gitconfig");
+    std::fs::write(&gitconfig, GITCONFIG).expect("gitconfig");
+    for (k, v) in [
+        ("GIT_CONFIG_GLOBAL", gitconfig.into_os_string()),
+        ("GIT_CONFIG_NOSYSTEM", "1".into()),
+        (
+            "PRE_COMMIT_HOME",
+            sb.path().join("pre-commit").into_os_string(),
+        ),
+        ("CARGO_HOME", cargo_home.into_os_string()),
+        ("RUSTUP_HOME", rustup_home.into_os_string()),
+        ("CARGO_TARGET_DIR", target.into_os_string()),
+        // The crates come from the local registry cache, as the project's build left it.
+        ("CARGO_NET_OFFLINE", "true".into()),
+        ("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0".into()),
+        ("CARGO_PROFILE_RELEASE_LTO", "false".into()),
+        ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16".into()),
+        ("CARGO_PROFILE_RELEASE_DEBUG", "false".into()),
+    ] {
+        sb.env.push((k.into(), v));
+    }
+
+    let hooks = sb.path().join("hooks");
+    let rev = snapshot_repo(&sb, &hooks);
+    let policy = example(".kfsched.yaml");
+    let v1 = example("pipelines/basic-train-v1.yaml");
+    let v2 = example("pipelines/reused-components-v2.yaml");
+    let config = format!(
+        "repos:\n- repo: {}\n  rev: {rev}\n  hooks:\n  - id: kfsched\n  - id: kfsched-check\n",
+        hooks.display()
+    );
+    sb.write(&[
+        (".kfsched.yaml", &policy),
+        ("pipelines/basic-train-v1.yaml", &v1),
+        ("pipelines/v2/reused-components-v2.yml", &v2),
+        ("config/settings.yaml", UNRELATED),
+        ("notes.txt", "not YAML\n"),
+        (".pre-commit-config.yaml", &config),
+    ]);
+    let work = sb.work.clone();
+    git(&sb, &work, &["init", "-q"]);
+    git(&sb, &work, &["add", "-A"]);
+    git(&sb, &work, &["commit", "-q", "-m", "pipelines"]);
+    let pristine = files(&work);
+    let unrelated = |snap: &[(PathBuf, Vec<u8>, std::time::SystemTime)]| {
+        snap.iter()
+            .filter(|(p, _, _)| p.ends_with("config/settings.yaml") || p.ends_with("notes.txt"))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let read = |f: &str| std::fs::read_to_string(work.join(f)).expect("read");
+
+    // The check hook: fails, shows the diff, writes nothing. Its first run
+    // builds the environment both hooks share (one `cargo install`).
+    let start = Instant::now();
+    let check = run(
+        sb.cmd(&precommit)
+            .args(["run", "kfsched-check", "--all-files"]),
+        None,
+    );
+    let first = start.elapsed();
+    eprintln!("pre-commit: first run (environment install + hook) took {first:.1?}");
+    check.code(1);
+    assert!(
+        check
+            .all()
+            .contains("kfsched (check the scheduling policy)")
+            && check.all().contains("+++ b/pipelines/basic-train-v1.yaml")
+            && check
+                .all()
+                .contains("+++ b/pipelines/v2/reused-components-v2.yml"),
+        "{check}"
+    );
+    assert_eq!(files(&work), pristine, "the check hook wrote files");
+
+    // The rewriting hook: the first run rewrites and fails, the second passes.
+    let fix = run(
+        sb.cmd(&precommit).args(["run", "kfsched", "--all-files"]),
+        None,
+    );
+    fix.code(1);
+    assert!(
+        fix.all().contains("files were modified by this hook"),
+        "{fix}"
+    );
+    assert_eq!(
+        read("pipelines/basic-train-v1.yaml"),
+        rewritten(&policy, &v1)
+    );
+    assert_eq!(
+        read("pipelines/v2/reused-components-v2.yml"),
+        rewritten(&policy, &v2)
+    );
+    assert_eq!(
+        unrelated(&files(&work)),
+        unrelated(&pristine),
+        "unrelated files touched"
+    );
+    let again = run(
+        sb.cmd(&precommit).args(["run", "kfsched", "--all-files"]),
+        None,
+    );
+    again.ok();
+    assert!(again.all().contains("Passed"), "{again}");
+    let check = run(
+        sb.cmd(&precommit)
+            .args(["run", "kfsched-check", "--all-files"]),
+        None,
+    );
+    check.ok();
+
+    // As a git hook: the commit is refused until the rewrite is staged.
+    git(&sb, &work, &["checkout", "--", "."]);
+    git(&sb, &work, &["commit", "-q", "--allow-empty", "-m", "noop"]);
+    run(sb.cmd(&precommit).arg("install"), None).ok();
+    let edited = v1.replacen("basic-train", "basic-train-2", 1);
+    sb.write(&[("pipelines/basic-train-v1.yaml", &edited)]);
+    git(&sb, &work, &["add", "-A"]);
+    let refused = run(sb.cmd("git").args(["commit", "-m", "edit"]), None);
+    refused.failed();
+    assert_eq!(
+        read("pipelines/basic-train-v1.yaml"),
+        rewritten(&policy, &edited)
+    );
+    git(&sb, &work, &["add", "-A"]);
+    let committed = run(sb.cmd("git").args(["commit", "-m", "edit"]), None);
+    committed.ok();
+    eprintln!("pre-commit: whole test took {:.1?}", start.elapsed());
+}
