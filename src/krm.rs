@@ -202,7 +202,14 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
                         reports,
                         errors,
                         warnings,
-                    } = plan(&tree, &docs, policy, "ResourceList", &mut editor);
+                    } = plan(
+                        &tree,
+                        &docs,
+                        policy,
+                        "ResourceList",
+                        crate::rewrite::Options::default(),
+                        &mut editor,
+                    );
                     for e in errors {
                         failed = true;
                         results.push(Result1 {

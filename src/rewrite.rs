@@ -83,6 +83,14 @@ impl FileOutcome {
     }
 }
 
+/// What to compute besides the rewrite.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Fill [`ComponentReport::before`] and [`ComponentReport::after`]
+    /// (for `explain`); otherwise they are null, which saves time and memory.
+    pub details: bool,
+}
+
 /// One input: a name for messages and its bytes.
 pub struct Input {
     pub file: String,
@@ -90,10 +98,14 @@ pub struct Input {
 }
 
 /// Processes many files in parallel; results are in input order.
-pub fn process_all(inputs: &[Input], policy: &Policy) -> Vec<Result<FileOutcome, Vec<Diagnostic>>> {
+pub fn process_all(
+    inputs: &[Input],
+    policy: &Policy,
+    opts: Options,
+) -> Vec<Result<FileOutcome, Vec<Diagnostic>>> {
     inputs
         .par_iter()
-        .map(|i| process(&i.file, &i.bytes, policy))
+        .map(|i| process_with(&i.file, &i.bytes, policy, opts))
         .collect()
 }
 
@@ -110,6 +122,16 @@ fn diag_at(tree: &Tree, file: &str, offset: usize, path: &str, message: String) 
 
 /// Rewrites one file's text under a policy.
 pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome, Vec<Diagnostic>> {
+    process_with(file, bytes, policy, Options { details: true })
+}
+
+/// Rewrites one file's text under a policy, with [`Options`].
+pub fn process_with(
+    file: &str,
+    bytes: &[u8],
+    policy: &Policy,
+    opts: Options,
+) -> Result<FileOutcome, Vec<Diagnostic>> {
     let text = decode_utf8(file, bytes).map_err(|d| vec![d])?;
     if text.trim().is_empty() {
         return Ok(FileOutcome {
@@ -125,20 +147,20 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
             warnings: vec![],
         });
     }
-    if let Some(head) = skim_kfp_v2(text) {
+    if let Some(Projection { value, end, splits }) = skim_kfp_v2(text) {
         // The pipeline document is only read: take what is needed from the
         // skimmed projection while the real parser checks its syntax, piece
         // by piece, on the other threads. If the check fails, the full
         // parse below reports the error exactly.
         let (syntax_ok, result) = rayon::join(
-            || check_pieces(text, &head),
-            || process_parsed(file, text, bytes, policy, Some(&head)),
+            || check_pieces(text, end, &splits),
+            || process_parsed(file, text, bytes, policy, opts, Some((value, end))),
         );
         if syntax_ok {
             return result;
         }
     }
-    process_parsed(file, text, bytes, policy, None)
+    process_parsed(file, text, bytes, policy, opts, None)
 }
 
 /// The projection of an SDK-written KFP v2 pipeline document, when the file is one.
@@ -173,12 +195,12 @@ fn skim_kfp_v2(text: &str) -> Option<Projection> {
 }
 
 /// Checks the syntax of the skimmed document in pieces that parse on their own.
-fn check_pieces(text: &str, head: &Projection) -> bool {
-    let target = (head.end / 8).max(16 * 1024);
+fn check_pieces(text: &str, end: usize, splits: &[(usize, u8)]) -> bool {
+    let target = (end / 8).max(16 * 1024);
     let mut pieces: Vec<(usize, usize)> = Vec::new();
     let mut start = 0usize;
     let mut depth = 1u8;
-    for &(off, d) in &head.splits {
+    for &(off, d) in splits {
         if off == 0 {
             continue;
         }
@@ -188,7 +210,7 @@ fn check_pieces(text: &str, head: &Projection) -> bool {
             depth = d;
         }
     }
-    pieces.push((start, head.end));
+    pieces.push((start, end));
     pieces.par_iter().all(|&(a, b)| check_syntax(&text[a..b]))
 }
 
@@ -197,9 +219,11 @@ fn process_parsed(
     text: &str,
     bytes: &[u8],
     policy: &Policy,
-    head: Option<&Projection>,
+    opts: Options,
+    head: Option<(Value, usize)>,
 ) -> Result<FileOutcome, Vec<Diagnostic>> {
-    let base = head.map_or(0, |h| h.end);
+    let base = head.as_ref().map_or(0, |h| h.1);
+    let skimmed = head.is_some();
     let tree = Tree::parse_from(text, base).map_err(|e| {
         vec![Diagnostic {
             file: file.to_string(),
@@ -221,14 +245,15 @@ fn process_parsed(
     };
     let docs = match head {
         None => format::detect(&tree).map_err(to_diag)?,
-        Some(h) => {
+        Some((value, _)) => {
             let roots: Vec<Option<NodeId>> = tree.documents.iter().map(|d| d.root).collect();
             let platform = roots.first().copied().flatten().filter(|&r| {
                 tree.kind(r) == Kind::Map
                     && tree.get_value(r, "platforms").is_some()
                     && tree.get_value(r, "pipelineInfo").is_none()
             });
-            let mut docs = vec![Doc::KfpV2(kfp_v2::Pipeline::parse(&h.value, 0, platform))];
+            let mut docs = vec![Doc::KfpV2(kfp_v2::Pipeline::parse(&value, 0, platform))];
+            drop(value);
             let rest = if platform.is_some() {
                 &roots[1..]
             } else {
@@ -246,7 +271,7 @@ fn process_parsed(
         reports,
         errors,
         warnings,
-    } = plan(&tree, &docs, policy, file, &mut editor);
+    } = plan(&tree, &docs, policy, file, opts, &mut editor);
 
     if !errors.is_empty() {
         return Err(errors);
@@ -271,7 +296,7 @@ fn process_parsed(
                 .filter(|(i, d)| *i > 0 && d.explicit_start && (d.start as usize) <= first)
                 .map(|(_, d)| d.start as usize)
                 .next_back()
-                .unwrap_or(if head.is_some() { base } else { 0 });
+                .unwrap_or(if skimmed { base } else { 0 });
             verify(file, &out, start)?;
         }
         Some(out)
@@ -298,6 +323,7 @@ pub(crate) fn plan(
     docs: &[Doc],
     policy: &Policy,
     file: &str,
+    opts: Options,
     editor: &mut Editor,
 ) -> Planned {
     let mut errors: Vec<Diagnostic> = Vec::new();
@@ -368,8 +394,16 @@ pub(crate) fn plan(
                 names: comp.names.clone(),
                 images: comp.images.clone(),
                 verdicts: verdicts.clone(),
-                before: before.to_json(),
-                after: after.to_json(),
+                before: if opts.details {
+                    before.to_json()
+                } else {
+                    serde_json::Value::Null
+                },
+                after: if opts.details {
+                    after.to_json()
+                } else {
+                    serde_json::Value::Null
+                },
                 changed: changed.any(),
                 warnings: comp_warnings,
             });

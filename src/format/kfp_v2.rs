@@ -459,18 +459,11 @@ impl Pipeline {
         if by_exec.is_empty() {
             return Vec::new();
         }
-        let executors_value = || {
-            Value::Map(
-                by_exec
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-            )
-        };
+        let executors_value = |m: BTreeMap<String, Value>| Value::Map(m.into_iter().collect());
         let Some(platform) = self.platform else {
             let doc = nest(
                 &["platforms", "kubernetes", "deploymentSpec", "executors"],
-                executors_value(),
+                executors_value(by_exec),
             );
             return vec![Edit::AppendDocument { value: doc }];
         };
@@ -481,7 +474,7 @@ impl Pipeline {
             match field(tree, node, k).filter(|&n| tree.kind(n) == Kind::Map) {
                 Some(next) => node = next,
                 None => {
-                    let value = nest(&path[i + 1..], executors_value());
+                    let value = nest(&path[i + 1..], executors_value(by_exec));
                     return vec![match tree.get_value(node, k) {
                         Some(existing) => Edit::Reconcile {
                             node: existing,

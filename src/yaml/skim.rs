@@ -46,6 +46,8 @@ pub struct Projection {
 }
 
 struct Frame {
+    /// Keys seen at this level (also the ones not recorded), for refusing duplicates.
+    seen: std::collections::HashSet<u64>,
     key_indent: Option<usize>,
     patterns: &'static [Pattern],
     others: bool,
@@ -53,12 +55,41 @@ struct Frame {
     name: String,
 }
 
+/// The first `a` followed by `b` (`": "` without a substring searcher).
+fn find_pair(s: &str, a: u8, b: u8) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    while let Some(i) = bytes[from..].iter().position(|&c| c == a) {
+        let at = from + i;
+        if bytes.get(at + 1) == Some(&b) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// Whether the text holds a ` #` comment start.
+fn has_comment(s: &str) -> bool {
+    s.as_bytes().windows(2).any(|w| w == b" #")
+}
+
+/// FNV-1a: cheap, and only used to notice repeated keys.
+fn key_hash(k: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in k.as_bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
 fn is_seq_item(rest: &str) -> bool {
     rest == "-" || rest.starts_with("- ")
 }
 
 /// Parses `key:` / `key: value` at the start of `rest`.
-fn split_key(rest: &str) -> Option<(String, &str)> {
+fn split_key(rest: &str) -> Option<(std::borrow::Cow<'_, str>, &str)> {
     let b = rest.as_bytes();
     match b.first()? {
         b'"' | b'\'' => {
@@ -68,19 +99,19 @@ fn split_key(rest: &str) -> Option<(String, &str)> {
             if !(after.is_empty() || after.starts_with(' ')) {
                 return None;
             }
-            Some((key, after.trim_start_matches(' ')))
+            Some((key.into(), after.trim_start_matches(' ')))
         }
         b'?' | b'&' | b'*' | b'!' | b'[' | b'{' | b'#' | b'|' | b'>' | b'%' | b'@' | b'`'
         | b',' => None,
         _ => {
-            let (key, after) = match rest.find(": ") {
+            let (key, after) = match find_pair(rest, b':', b' ') {
                 Some(i) => (&rest[..i], &rest[i + 2..]),
                 None => (rest.strip_suffix(':')?, ""),
             };
-            if key.is_empty() || key.ends_with(' ') || key.contains(" #") {
+            if key.is_empty() || key.ends_with(' ') || has_comment(key) {
                 return None;
             }
-            Some((key.to_string(), after.trim_start_matches(' ')))
+            Some((key.into(), after.trim_start_matches(' ')))
         }
     }
 }
@@ -127,7 +158,7 @@ fn scalar(v: &str) -> Option<Value> {
         }
         b'&' | b'*' | b'!' | b'|' | b'>' | b'[' | b'{' | b'%' | b'@' | b'`' | b'#' => None,
         _ => {
-            if v.contains(" #") {
+            if has_comment(v) {
                 return None;
             }
             Some(match v {
@@ -152,6 +183,7 @@ fn close(stack: &mut Vec<Frame>) {
 /// text is not plain PyYAML block style where it matters.
 pub fn project(text: &str, patterns: &'static [Pattern]) -> Option<Projection> {
     let mut stack = vec![Frame {
+        seen: Default::default(),
         key_indent: Some(0),
         patterns,
         others: true,
@@ -232,7 +264,9 @@ pub fn project(text: &str, patterns: &'static [Pattern]) -> Option<Projection> {
         }
         let (key, value) = split_key(rest)?;
         let top = stack.last_mut()?;
-        if top.entries.iter().any(|(k, _)| *k == key) {
+        let hash = key_hash(&key);
+        if !top.seen.insert(hash) {
+            // A repeated key (or, rarely, a hash collision): let the parser decide.
             return None;
         }
         if stack.len() <= 3 {
@@ -247,25 +281,26 @@ pub fn project(text: &str, patterns: &'static [Pattern]) -> Option<Projection> {
         match pat.map(|p| p.then) {
             None => {
                 if top.others {
-                    top.entries.push((key, Value::Null));
+                    top.entries.push((key.into_owned(), Value::Null));
                 }
                 skip = Some((indent, false));
             }
             Some(Then::Scalar) => {
-                top.entries.push((key, scalar(value)?));
+                top.entries.push((key.into_owned(), scalar(value)?));
                 skip = Some((indent, true));
             }
             Some(Then::Map(children, others)) => {
                 if value.is_empty() {
                     stack.push(Frame {
+                        seen: Default::default(),
                         key_indent: None,
                         patterns: children,
                         others,
                         entries: Vec::new(),
-                        name: key,
+                        name: key.into_owned(),
                     });
                 } else if value == "{}" {
-                    top.entries.push((key, Value::Map(vec![])));
+                    top.entries.push((key.into_owned(), Value::Map(vec![])));
                     skip = Some((indent, true));
                 } else {
                     return None;

@@ -89,8 +89,13 @@ fn read_inputs(paths: &[PathBuf]) -> Result<(Vec<Source>, Vec<Input>), Exit> {
 }
 
 /// Runs the engine over all inputs; any error stops everything before a byte is written.
-fn run_all(inputs: &[Input], policy: &Policy, verbose: bool) -> Result<Vec<FileOutcome>, Exit> {
-    let results = rewrite::process_all(inputs, policy);
+fn run_all(
+    inputs: &[Input],
+    policy: &Policy,
+    verbose: bool,
+    details: bool,
+) -> Result<Vec<FileOutcome>, Exit> {
+    let results = rewrite::process_all(inputs, policy, rewrite::Options { details });
     let mut outcomes = Vec::with_capacity(results.len());
     let mut errors = Vec::new();
     for r in results {
@@ -161,7 +166,7 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         );
         return Ok(Exit::Usage);
     }
-    let outcomes = match run_all(&inputs, &policy, verbose) {
+    let outcomes = match run_all(&inputs, &policy, verbose, false) {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };
@@ -235,7 +240,7 @@ pub fn diff(a: DiffArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         Ok(x) => x,
         Err(e) => return Ok(e),
     };
-    let outcomes = match run_all(&inputs, &policy, verbose) {
+    let outcomes = match run_all(&inputs, &policy, verbose, false) {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };
@@ -262,7 +267,7 @@ pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         Ok(x) => x,
         Err(e) => return Ok(e),
     };
-    let outcomes = match run_all(&inputs, &policy, verbose) {
+    let outcomes = match run_all(&inputs, &policy, verbose, true) {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };
@@ -352,7 +357,7 @@ fn legacy_plugin(config: &Path) -> R {
         file: "<stdin>".into(),
         bytes: buf,
     }];
-    let outcomes = match run_all(&input, &policy, false) {
+    let outcomes = match run_all(&input, &policy, false, false) {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""kfsched rewrite next to what users do today, on the same inputs, in one run.
+
+For each input it runs every tool RUNS times (after one warm-up) and prints the median
+wall time, peak RSS, the ratio to kfsched, and the diff noise: lines in which the tool's
+output differs from the SDK's own scheduled output (testdata/golden/.../expected.yaml),
+i.e. changes beyond the intended edit (kfsched must be 0). Then throughput on a ~10 MB
+file and a 1,000-file tree (CPU use, to show both cores at work).
+
+Run it through bench/rewrite.sh, which builds and provides the tools.
+"""
+import difflib
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNS = int(os.environ.get("RUNS", "10"))
+KFSCHED = os.environ.get("KFSCHED_BIN", str(ROOT / "target/release/kubectl-kfsched"))
+PY2 = os.environ["KFSCHED_PY_V2"]  # python of the kfp 2.17.3 venv
+PY1 = os.environ["KFSCHED_PY_V1"]  # python of the kfp 1.8.22 venv
+PYB = os.environ["KFSCHED_PY_BENCH"]  # python with PyYAML 6.0.4 + ruamel.yaml
+YQ = os.environ["KFSCHED_YQ"]
+KUBECTL = os.environ.get("KUBECTL", "kubectl")
+FLOOR = os.environ["KFSCHED_PARSE_FLOOR"]
+ALT = ROOT / "bench" / "alt"
+
+
+def run_once(cmd, cwd=None, stdout=None):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, cwd=cwd, stdout=stdout or subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ALT)})
+    dt = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if r.returncode != 0:
+        raise SystemExit(f"{cmd[0]} failed ({r.returncode}): {r.stderr.decode()[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return dt, cpu, after.ru_maxrss
+
+
+def measure(cmd, cwd=None, runs=RUNS):
+    run_once(cmd, cwd)
+    times, cpus = [], []
+    rss = 0
+    for _ in range(runs):
+        dt, cpu, maxrss = run_once(cmd, cwd)
+        times.append(dt)
+        cpus.append(cpu)
+        rss = max(rss, maxrss)
+    return statistics.median(times), statistics.median(cpus), rss
+
+
+def peak_rss(cmd, cwd=None):
+    """Peak RSS of one run, measured on its own with /usr/bin/time (KB)."""
+    r = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ALT)})
+    return int(r.stderr.decode().strip().splitlines()[-1])
+
+
+def noise(out_text, expected_text):
+    d = difflib.unified_diff(expected_text.splitlines(), out_text.splitlines(), lineterm="", n=0)
+    return sum(1 for l in d if (l.startswith("+") or l.startswith("-")) and not l.startswith(("+++", "---")))
+
+
+def row(name, t, cpu, rss, base, noise_lines, note=""):
+    ratio = f"{t / base:8.1f}x" if base else "       -"
+    nl = "-" if noise_lines is None else str(noise_lines)
+    print(f"  {name:<44} {t * 1000:9.1f} ms {cpu * 1000:9.1f} ms {rss / 1024:8.1f} MB {ratio} {nl:>7}  {note}")
+
+
+def header(title, path):
+    size = path.stat().st_size
+    print(f"\n{title}: {path.relative_to(ROOT)} ({size / 1024:.0f} KB)")
+    print(f"  {'tool':<44} {'wall':>12} {'cpu':>12} {'peak RSS':>11} {'vs kfsched':>9} {'noise':>7}")
+
+
+def case(title, group, sdk_py, sdk, alts):
+    d = ROOT / "testdata/golden" / group / "large_300"
+    plain, expected, policy = d / "plain.yaml", d / "expected.yaml", d / "policy.yaml"
+    exp_text = expected.read_text()
+    header(title, plain)
+    tmp = Path(tempfile.mkdtemp())
+    out = tmp / "out.yaml"
+    # kfsched
+    cmd = [KFSCHED, "rewrite", "-p", str(policy), str(plain)]
+    with open(out, "w") as f:
+        subprocess.run(cmd, stdout=f, check=True)
+    t, cpu, _ = measure(cmd)
+    base = t
+    row("kubectl-kfsched rewrite", t, cpu, peak_rss(cmd), None, noise(out.read_text(), exp_text))
+    # parse floor
+    t, cpu, _ = measure([FLOOR, str(plain)])
+    row("floor: parse the file (saphyr events)", t, cpu, peak_rss([FLOOR, str(plain)]), base, None, "no output")
+    for name, build in alts:
+        cmd, produced = build(plain, tmp)
+        if cmd is None:
+            row(name, 0, 0, 0, None, None, produced)
+            continue
+        t, cpu, _ = measure(cmd, runs=max(3, RUNS // 3) if "SDK" in name or "kustomize" in name else RUNS)
+        rss = peak_rss(cmd)
+        n = None
+        if produced is not None:
+            text = produced() if callable(produced) else produced.read_text()
+            n = noise(text, exp_text)
+        row(name, t, cpu, rss, base, n)
+    shutil.rmtree(tmp)
+
+
+def v2_alts():
+    src = ROOT / "testdata/pipelines/v2/large_300.py"
+    return [
+        ("recompile with the SDK (kfp 2.17.3)", lambda p, tmp: ([PY2, str(ALT / "sdk_compile.py"), "v2", str(src), str(tmp / "sdk.yaml")], tmp / "sdk.yaml")),
+        ("PyYAML CLoader + SDK dumper script", lambda p, tmp: ([PYB, str(ALT / "pyyaml_v2.py"), str(p), str(tmp / "pyyaml.yaml")], tmp / "pyyaml.yaml")),
+        ("ruamel.yaml round-trip script", lambda p, tmp: ([PYB, str(ALT / "ruamel_v2.py"), str(p), str(tmp / "ruamel.yaml")], tmp / "ruamel.yaml")),
+        ("floor: PyYAML CSafeLoader load only", lambda p, tmp: ([PYB, "-c", "import yaml,sys; list(yaml.load_all(open(sys.argv[1]), Loader=yaml.CSafeLoader))", str(p)], None)),
+        ("yq / kustomize", lambda p, tmp: (None, "not practical: KFP v2 IR is not a Kubernetes resource, and the task->executor join is beyond a yq expression")),
+    ]
+
+
+def v1_alts():
+    src = ROOT / "testdata/pipelines/v1/large_300.py"
+
+    def kustomize(p, tmp):
+        kdir = tmp / "kust"
+        subprocess.run([PYB, str(ALT / "kustomize_v1.py"), str(p), str(kdir)], check=True, env={**os.environ, "PYTHONPATH": str(ALT)})
+        outk = tmp / "kustomized.yaml"
+        with open(outk, "w") as f:
+            subprocess.run([KUBECTL, "kustomize", str(kdir)], stdout=f, check=True)
+        return [KUBECTL, "kustomize", str(kdir)], outk
+
+    return [
+        ("recompile with the SDK (kfp 1.8.22)", lambda p, tmp: ([PY1, str(ALT / "sdk_compile.py"), "v1", str(src), str(tmp / "sdk.yaml")], tmp / "sdk.yaml")),
+        ("PyYAML CLoader + kfp dump_yaml script", lambda p, tmp: ([PY1, str(ALT / "pyyaml_v1.py"), str(p), str(tmp / "pyyaml.yaml")], tmp / "pyyaml.yaml")),
+        ("yq v4 expression", lambda p, tmp: (["bash", str(ALT / "yq_v1.sh"), YQ, str(p), str(tmp / "yq.yaml")], tmp / "yq.yaml")),
+        ("kubectl kustomize + JSON 6902 patch", kustomize),
+        ("floor: PyYAML CSafeLoader load only", lambda p, tmp: ([PYB, "-c", "import yaml,sys; yaml.load(open(sys.argv[1]), Loader=yaml.CSafeLoader)", str(p)], None)),
+    ]
+
+
+def throughput(big, policy):
+    size = big.stat().st_size
+    header("throughput", big)
+    cmd = [KFSCHED, "rewrite", "--check", "-p", str(policy), str(big)]
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    times = []
+    for _ in range(max(3, RUNS // 2)):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t0)
+    t = statistics.median(times)
+    rss = peak_rss(cmd)
+    print(f"  kubectl-kfsched rewrite --check: {t * 1000:.0f} ms = {size / t / 1e6:.0f} MB/s, peak RSS {rss / 1024:.0f} MB = {rss * 1024 / size:.1f}x the input")
+    t, cpu, _ = measure([FLOOR, str(big)], runs=3)
+    print(f"  floor (parse events only): {t * 1000:.0f} ms = {size / t / 1e6:.0f} MB/s")
+
+
+def tree(n=1000):
+    tmp = Path(tempfile.mkdtemp())
+    srcs = sorted((ROOT / "testdata/golden").glob("*/*/plain.yaml"))
+    policy = ROOT / "testdata/golden/v2/large_300/policy.yaml"
+    total = 0
+    for i in range(n):
+        s = srcs[i % len(srcs)]
+        dst = tmp / f"d{i % 20}" / f"{i}-{s.parent.name}.yaml"
+        dst.parent.mkdir(exist_ok=True)
+        shutil.copyfile(s, dst)
+        total += dst.stat().st_size
+    print(f"\n1,000-file tree: {n} SDK-compiled files ({total / 1e6:.0f} MB), one policy")
+    for jobs in ("1", ""):
+        env = {**os.environ}
+        if jobs:
+            env["RAYON_NUM_THREADS"] = jobs
+        cmd = [KFSCHED, "rewrite", "--check", "-p", str(policy), str(tmp)]
+        times, cpus = [], []
+        for _ in range(3):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times.append(time.perf_counter() - t0)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+        t, cpu = statistics.median(times), statistics.median(cpus)
+        label = "1 thread (RAYON_NUM_THREADS=1)" if jobs else f"default ({os.cpu_count()} cores)"
+        print(f"  {label:<32} {t * 1000:7.0f} ms wall, {cpu * 1000:7.0f} ms CPU, {cpu / t:.2f} cores busy")
+    shutil.rmtree(tmp)
+
+
+def main():
+    print(f"kfsched rewrite benchmark, {RUNS} runs per tool (median), {os.cpu_count()} cores")
+    case("KFP v2, 300 tasks", "v2", PY2, "v2", v2_alts())
+    case("KFP v1, 300 templates", "v1", PY1, "v1", v1_alts())
+    big = Path(os.environ["KFSCHED_BIG_V2"])
+    throughput(big, ROOT / "testdata/golden/v2/large_300/policy.yaml")
+    tree()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
