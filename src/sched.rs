@@ -661,36 +661,7 @@ impl Sched {
             self.required = required;
             self.preferred = preferred;
             self.affinity_json.clear();
-            let lists = [
-                (
-                    &mut self.pod_affinity_required,
-                    rule.pod_affinity_required
-                        .iter()
-                        .map(pod_term_value)
-                        .collect::<Vec<_>>(),
-                ),
-                (
-                    &mut self.pod_affinity_preferred,
-                    rule.pod_affinity_preferred
-                        .iter()
-                        .map(weighted_pod_term_value)
-                        .collect(),
-                ),
-                (
-                    &mut self.pod_anti_affinity_required,
-                    rule.pod_anti_affinity_required
-                        .iter()
-                        .map(pod_term_value)
-                        .collect(),
-                ),
-                (
-                    &mut self.pod_anti_affinity_preferred,
-                    rule.pod_anti_affinity_preferred
-                        .iter()
-                        .map(weighted_pod_term_value)
-                        .collect(),
-                ),
-            ];
+            let lists = self.pod_lists(rule);
             for (list, new) in lists {
                 let new: Vec<Opaque> = new.iter().map(opaque).collect();
                 if list.len() != new.len() || list.iter().zip(&new).any(|(a, b)| a.key != b.key) {
@@ -742,36 +713,7 @@ impl Sched {
                     c.preferred = true;
                 }
             }
-            let lists = [
-                (
-                    &mut self.pod_affinity_required,
-                    rule.pod_affinity_required
-                        .iter()
-                        .map(pod_term_value)
-                        .collect::<Vec<_>>(),
-                ),
-                (
-                    &mut self.pod_affinity_preferred,
-                    rule.pod_affinity_preferred
-                        .iter()
-                        .map(weighted_pod_term_value)
-                        .collect(),
-                ),
-                (
-                    &mut self.pod_anti_affinity_required,
-                    rule.pod_anti_affinity_required
-                        .iter()
-                        .map(pod_term_value)
-                        .collect(),
-                ),
-                (
-                    &mut self.pod_anti_affinity_preferred,
-                    rule.pod_anti_affinity_preferred
-                        .iter()
-                        .map(weighted_pod_term_value)
-                        .collect(),
-                ),
-            ];
+            let lists = self.pod_lists(rule);
             for (list, new) in lists {
                 for n in new {
                     let o = opaque(&n);
@@ -797,6 +739,40 @@ impl Sched {
             );
         }
         (c, notes)
+    }
+
+    /// The four pod (anti-)affinity lists next to what the rule brings for each.
+    fn pod_lists(&mut self, rule: &Rule) -> [(&mut Vec<Opaque>, Vec<Value>); 4] {
+        [
+            (
+                &mut self.pod_affinity_required,
+                rule.pod_affinity_required
+                    .iter()
+                    .map(pod_term_value)
+                    .collect(),
+            ),
+            (
+                &mut self.pod_affinity_preferred,
+                rule.pod_affinity_preferred
+                    .iter()
+                    .map(weighted_pod_term_value)
+                    .collect(),
+            ),
+            (
+                &mut self.pod_anti_affinity_required,
+                rule.pod_anti_affinity_required
+                    .iter()
+                    .map(pod_term_value)
+                    .collect(),
+            ),
+            (
+                &mut self.pod_anti_affinity_preferred,
+                rule.pod_anti_affinity_preferred
+                    .iter()
+                    .map(weighted_pod_term_value)
+                    .collect(),
+            ),
+        ]
     }
 
     /// The scheduling as JSON, for `explain`.

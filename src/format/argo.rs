@@ -304,57 +304,70 @@ impl Workflow {
                 continue;
             };
             let c = ch.changed;
-            let set = |key: &str, desired: Value, edits: &mut Vec<Edit>| match tree
-                .get_value(template, key)
-            {
-                Some(node) => edits.push(Edit::Reconcile {
-                    node,
-                    desired,
-                    placement: Placement::AsDesired,
-                }),
-                None => edits.push(Edit::Insert {
-                    map: template,
-                    key: key.to_string(),
-                    value: desired,
-                    placement: placement.clone(),
-                }),
+            // Argo falls back to the workflow's affinity when the template has none.
+            let base = if c.replaced_affinity {
+                None
+            } else if field(tree, template, "affinity").is_some() {
+                field(tree, template, "affinity").map(|n| node_value(tree, n))
+            } else {
+                self.spec
+                    .and_then(|sp| field(tree, sp, "affinity"))
+                    .map(|n| node_value(tree, n))
             };
-            if c.node_selector {
-                let mut m = ch.after.node_selector.clone();
-                if ch.before.node_selector.is_empty() && !v1 {
-                    m.sort_by(|a, b| a.0.cmp(&b.0));
-                }
-                set("nodeSelector", Value::Map(m), &mut edits);
-            }
-            if c.tolerations {
-                set(
-                    "tolerations",
-                    Value::Seq(ch.after.tolerations.iter().map(|t| t.raw.clone()).collect()),
-                    &mut edits,
-                );
-            }
-            if c.affinity() {
-                let base = if c.replaced_affinity {
-                    None
-                } else if field(tree, template, "affinity").is_some() {
-                    field(tree, template, "affinity").map(|n| node_value(tree, n))
-                } else {
-                    self.spec
-                        .and_then(|sp| field(tree, sp, "affinity"))
-                        .map(|n| node_value(tree, n))
-                };
-                set(
-                    "affinity",
-                    affinity_value(base, &ch.after, c, v1),
-                    &mut edits,
-                );
-            }
+            edits.extend(pod_field_edits(tree, template, ch, base, v1, &placement));
             if c.labels || c.annotations {
                 edits.extend(metadata_edits(tree, template, ch, v1, &placement));
             }
         }
         edits
     }
+}
+
+/// Edits that write a changed component's `nodeSelector`, `tolerations` and
+/// `affinity` (in that order) into `holder`, an Argo template or a pod spec:
+/// an existing field is reconciled, a missing one inserted at `placement`.
+/// `affinity_base` is the affinity the new one starts from; `v1` marks a
+/// kfp 1.8 file (new maps in call order, Kubernetes objects' keys sorted).
+pub(crate) fn pod_field_edits(
+    tree: &Tree,
+    holder: NodeId,
+    ch: &Change,
+    affinity_base: Option<Value>,
+    v1: bool,
+    placement: &Placement,
+) -> Vec<Edit> {
+    let c = ch.changed;
+    let mut edits = Vec::new();
+    let mut set = |key: &str, desired: Value| match tree.get_value(holder, key) {
+        Some(node) => edits.push(Edit::Reconcile {
+            node,
+            desired,
+            placement: Placement::AsDesired,
+        }),
+        None => edits.push(Edit::Insert {
+            map: holder,
+            key: key.to_string(),
+            value: desired,
+            placement: placement.clone(),
+        }),
+    };
+    if c.node_selector {
+        let mut m = ch.after.node_selector.clone();
+        if ch.before.node_selector.is_empty() && !v1 {
+            m.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        set("nodeSelector", Value::Map(m));
+    }
+    if c.tolerations {
+        set(
+            "tolerations",
+            Value::Seq(ch.after.tolerations.iter().map(|t| t.raw.clone()).collect()),
+        );
+    }
+    if c.affinity() {
+        set("affinity", affinity_value(affinity_base, &ch.after, c, v1));
+    }
+    edits
 }
 
 /// Edits for pod labels and annotations in a template's (or pod template's)

@@ -2,7 +2,7 @@
 //! and CronJob. The one component is the pod template; its name is the
 //! workload's `metadata.name`.
 
-use super::argo::{affinity_value, metadata_edits, read_affinity};
+use super::argo::{metadata_edits, pod_field_edits, read_affinity};
 use super::{Change, Component, Place, field, field_str};
 use crate::sched::{Sched, tol_from_raw};
 use crate::yaml::edit::{Edit, Flavor, Placement};
@@ -98,48 +98,13 @@ pub fn read(tree: &Tree, pt: &PodTemplate) -> Sched {
 }
 
 pub fn write(tree: &Tree, pt: &PodTemplate, _flavor: Flavor, ch: &Change) -> Vec<Edit> {
-    let mut edits = Vec::new();
     let c = ch.changed;
-    let set = |key: &str, desired: Value, edits: &mut Vec<Edit>| match tree.get_value(pt.spec, key)
-    {
-        Some(node) => edits.push(Edit::Reconcile {
-            node,
-            desired,
-            placement: Placement::AsDesired,
-        }),
-        None => edits.push(Edit::Insert {
-            map: pt.spec,
-            key: key.to_string(),
-            value: desired,
-            placement: Placement::End,
-        }),
+    let base = if c.replaced_affinity {
+        None
+    } else {
+        field(tree, pt.spec, "affinity").map(|n| node_value(tree, n))
     };
-    if c.node_selector {
-        let mut m = ch.after.node_selector.clone();
-        if ch.before.node_selector.is_empty() {
-            m.sort_by(|a, b| a.0.cmp(&b.0));
-        }
-        set("nodeSelector", Value::Map(m), &mut edits);
-    }
-    if c.tolerations {
-        set(
-            "tolerations",
-            Value::Seq(ch.after.tolerations.iter().map(|t| t.raw.clone()).collect()),
-            &mut edits,
-        );
-    }
-    if c.affinity() {
-        let base = if c.replaced_affinity {
-            None
-        } else {
-            field(tree, pt.spec, "affinity").map(|n| node_value(tree, n))
-        };
-        set(
-            "affinity",
-            affinity_value(base, &ch.after, c, false),
-            &mut edits,
-        );
-    }
+    let mut edits = pod_field_edits(tree, pt.spec, ch, base, false, &Placement::End);
     if c.labels || c.annotations {
         edits.extend(metadata_edits(
             tree,
