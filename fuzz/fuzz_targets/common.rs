@@ -6,10 +6,53 @@ use arbitrary::{Arbitrary, Unstructured};
 use kfsched::yaml::Value;
 
 const WORDS: &[&str] = &[
-    "", "a", "key", "true", "yes", "no", "null", "~", "10", "3.5", "0x1f", "1.8.22", "a b", "a: b", "#x", "- x", "caf\u{e9}",
-    "\u{2014}", "'q'", "\"dq\"", "multi\nline", " lead", "trail ", "{a}", "[b]", "*alias", "&anchor", "!tag", "%dir", "@at",
-    "`tick", "kfsched.dev/pool", "nvidia.com/gpu", "exec-train", "comp-x", "---", "...", "\t", "x\ty", "\u{feff}", "\\back",
-    "NoSchedule", "Exists", "Equal", "In", "NotIn", "very-long-value-that-goes-past-the-eighty-column-limit-of-pyyaml-for-wrapping tests",
+    "",
+    "a",
+    "key",
+    "true",
+    "yes",
+    "no",
+    "null",
+    "~",
+    "10",
+    "3.5",
+    "0x1f",
+    "1.8.22",
+    "a b",
+    "a: b",
+    "#x",
+    "- x",
+    "caf\u{e9}",
+    "\u{2014}",
+    "'q'",
+    "\"dq\"",
+    "multi\nline",
+    " lead",
+    "trail ",
+    "{a}",
+    "[b]",
+    "*alias",
+    "&anchor",
+    "!tag",
+    "%dir",
+    "@at",
+    "`tick",
+    "kfsched.dev/pool",
+    "nvidia.com/gpu",
+    "exec-train",
+    "comp-x",
+    "---",
+    "...",
+    "\t",
+    "x\ty",
+    "\u{feff}",
+    "\\back",
+    "NoSchedule",
+    "Exists",
+    "Equal",
+    "In",
+    "NotIn",
+    "very-long-value-that-goes-past-the-eighty-column-limit-of-pyyaml-for-wrapping tests",
 ];
 
 pub fn word(u: &mut Unstructured) -> arbitrary::Result<String> {
@@ -20,7 +63,11 @@ pub fn word(u: &mut Unstructured) -> arbitrary::Result<String> {
 }
 
 pub fn value(u: &mut Unstructured, depth: u32) -> arbitrary::Result<Value> {
-    let pick = if depth > 4 { u.int_in_range(0..=4)? } else { u.int_in_range(0..=7)? };
+    let pick = if depth > 4 {
+        u.int_in_range(0..=4)?
+    } else {
+        u.int_in_range(0..=7)?
+    };
     Ok(match pick {
         0 => Value::Null,
         1 => Value::Bool(bool::arbitrary(u)?),
@@ -40,15 +87,31 @@ pub fn value(u: &mut Unstructured, depth: u32) -> arbitrary::Result<Value> {
         }
         _ => {
             let n = u.int_in_range(0..=4)?;
-            Value::Seq((0..n).map(|_| value(u, depth + 1)).collect::<Result<_, _>>()?)
+            Value::Seq(
+                (0..n)
+                    .map(|_| value(u, depth + 1))
+                    .collect::<Result<_, _>>()?,
+            )
         }
     })
 }
 
 /// A policy text from the fuzz input: mostly valid, sometimes not.
 pub fn policy(u: &mut Unstructured) -> arbitrary::Result<String> {
-    let globs = ["*", "train*", "*/**", "**", "[ab]*", "exec-*", "comp-?", "pytorch/*", "*gpu*"];
-    let mut p = String::from("apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: fuzz}\nspec:\n");
+    let globs = [
+        "*",
+        "train*",
+        "*/**",
+        "**",
+        "[ab]*",
+        "exec-*",
+        "comp-?",
+        "pytorch/*",
+        "*gpu*",
+    ];
+    let mut p = String::from(
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: fuzz}\nspec:\n",
+    );
     if u.ratio(1, 3)? {
         p.push_str("  nodePools:\n  - name: pool\n    labels: {kfsched.dev/pool: a}\n    taints: [{key: kfsched.dev/pool, value: a, effect: NoSchedule}]\n");
     }
@@ -58,7 +121,10 @@ pub fn policy(u: &mut Unstructured) -> arbitrary::Result<String> {
         p.push_str(&format!("  - name: r{i}\n"));
         if u.ratio(1, 2)? {
             let key = ["names", "images", "kinds", "pipelines"][u.choose_index(4)?];
-            p.push_str(&format!("    match: {{{key}: [\"{}\"]}}\n", globs[u.choose_index(globs.len())?]));
+            p.push_str(&format!(
+                "    match: {{{key}: [\"{}\"]}}\n",
+                globs[u.choose_index(globs.len())?]
+            ));
         }
         if u.ratio(1, 4)? {
             p.push_str("    strategy: replace\n");
@@ -82,7 +148,9 @@ pub fn policy(u: &mut Unstructured) -> arbitrary::Result<String> {
             any = true;
             p.push_str("    affinity:\n      nodeAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n          nodeSelectorTerms:\n          - matchExpressions: [{key: zone, operator: In, values: [a, b]}]\n");
             if u.ratio(1, 2)? {
-                p.push_str("          - matchFields: [{key: metadata.name, operator: In, values: [n1]}]\n");
+                p.push_str(
+                    "          - matchFields: [{key: metadata.name, operator: In, values: [n1]}]\n",
+                );
             }
             if u.ratio(1, 2)? {
                 p.push_str("        preferredDuringSchedulingIgnoredDuringExecution:\n        - {weight: 10, preference: {matchExpressions: [{key: ssd, operator: Exists}]}}\n");
@@ -93,7 +161,9 @@ pub fn policy(u: &mut Unstructured) -> arbitrary::Result<String> {
             p.push_str("      podAntiAffinity:\n        preferredDuringSchedulingIgnoredDuringExecution:\n        - {weight: 5, podAffinityTerm: {topologyKey: kubernetes.io/hostname}}\n");
         }
         if u.ratio(1, 3)? || !any {
-            p.push_str("    podLabels: {team: ml}\n    podAnnotations: {example.com/note: \"x y\"}\n");
+            p.push_str(
+                "    podLabels: {team: ml}\n    podAnnotations: {example.com/note: \"x y\"}\n",
+            );
         }
     }
     Ok(p)
