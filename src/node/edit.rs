@@ -11,7 +11,7 @@
 //!    re-planned. Replacing `spec.taints` (an atomic list) is therefore safe
 //!    against concurrent editors, unlike kubectl's unguarded
 //!    strategic-merge patch. PUT also costs the API server about a third
-//!    less CPU than a merge patch (measured, docs/node.md), which is what
+//!    less CPU than a merge patch (measured, README.md, Nodes), which is what
 //!    bounds a 200-node taint. Unguarded changes (cordon) stay merge patches.
 
 use std::io::Write;

@@ -447,7 +447,7 @@ fn grace_period_reaches_the_server() {
         .await;
         assert_eq!(seen, Some(7), "kfsched's typed Eviction carries --grace-period");
 
-        // kube-rs's own Api::evict, for the record in docs/node.md.
+        // kube-rs's own Api::evict, for the record in README.md, Nodes.
         let api: Api<Pod> = Api::namespaced(client.clone(), ns);
         let ep = EvictParams {
             delete_options: Some(kube::api::DeleteParams::default().grace_period(7)),
