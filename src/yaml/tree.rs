@@ -258,11 +258,11 @@ impl<'a> Tree<'a> {
                     if anchor > 0 {
                         mark(&mut anchored_ids, anchor);
                     }
-                    let end = match style {
+                    let (s, end) = match style {
                         Style::Literal | Style::Folded => {
-                            block_scalar_end(full, s as usize, e as usize)
+                            block_scalar_span(full, s as usize, e as usize)
                         }
-                        _ => e,
+                        _ => (s, e),
                     };
                     // An empty value (`key:` or `-`) is reported as a zero-width
                     // span on its indicator; count the indicator as part of the
@@ -582,8 +582,10 @@ fn mark(v: &mut Vec<bool>, id: usize) {
 }
 
 /// A block scalar's content ends at the end of its last non-blank line,
-/// unless the `+` chomping indicator keeps the trailing newlines.
-fn block_scalar_end(src: &str, start: usize, end: usize) -> u32 {
+/// unless the `+` chomping indicator keeps the trailing newlines. An empty
+/// one is a zero-width span just after its header, so that a collection
+/// ending in it ends on the header's line.
+fn block_scalar_span(src: &str, start: usize, end: usize) -> (u32, u32) {
     let b = src.as_bytes();
     // The header (`|`, `>`, with indicators) is the last token of the last
     // non-blank line before the content (the span starts at the first
@@ -612,16 +614,17 @@ fn block_scalar_end(src: &str, start: usize, end: usize) -> u32 {
         }
         line_end = line_start - 1;
     }
-    let e = if keep {
-        end.min(b.len())
-    } else {
-        let mut e = end.min(b.len());
+    let header_end = header_end.min(b.len());
+    let mut e = end.min(b.len());
+    if !keep {
         while e > start && matches!(b[e - 1], b'\n' | b'\r' | b' ' | b'\t') {
             e -= 1;
         }
-        e
-    };
-    e.max(header_end.min(b.len())) as u32
+    }
+    if e <= start || src[start.min(e)..e].trim().is_empty() {
+        return (header_end as u32, header_end as u32);
+    }
+    (start as u32, e.max(header_end) as u32)
 }
 
 fn describe_scan_error(src: &str, offset: usize, info: &str) -> String {
