@@ -57,7 +57,7 @@ const WORDS: &[&str] = &[
 
 pub fn word(u: &mut Unstructured) -> arbitrary::Result<String> {
     if u.ratio(1, 8)? {
-        return Ok(String::arbitrary(u)?);
+        return String::arbitrary(u);
     }
     Ok(WORDS[u.choose_index(WORDS.len())?].to_string())
 }

@@ -1,0 +1,198 @@
+//! The checks of the fuzz targets, shared with `tests/fuzz_regressions.rs`,
+//! which replays every input under `fuzz/regressions/` on each test run.
+#![allow(dead_code)]
+
+use crate::common;
+use arbitrary::Unstructured;
+use kfsched::policy::Policy;
+use kfsched::rewrite::process;
+use kfsched::yaml::edit::{Edit, Editor, Flavor, Placement};
+use kfsched::yaml::emit::{Emitter, PyProfile};
+use kfsched::yaml::value::node_value;
+use kfsched::yaml::{BlockStyle, Kind, NodeId, Tree, Value};
+
+/// The editor on arbitrary YAML: reconciling any mapping value to any value
+/// never panics; when it succeeds on YAML that parsed, the output parses, the
+/// node holds the value and every other value is unchanged.
+pub fn editor(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Ok(v) = common::value(&mut u, 1) else {
+        return;
+    };
+    let Ok(pick) = u.int_in_range(0..=u32::MAX) else {
+        return;
+    };
+    let Ok(flavor) = u.int_in_range(0..=2u8) else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(u.take_rest()) else {
+        return;
+    };
+    let Ok(tree) = Tree::parse(text) else { return };
+    if tree.is_empty() {
+        return;
+    }
+    let node = pick % tree.len() as u32;
+    // Only values of mappings (what the format adapters edit).
+    let Some(parent) = tree.parent(node) else {
+        return;
+    };
+    if tree.kind(parent) != Kind::Map || tree.entries(parent).all(|(_, val)| val != node) {
+        return;
+    }
+    let flavor = match flavor {
+        0 => Flavor::KfpV2,
+        1 => Flavor::KfpV1,
+        _ => Flavor::Generic(BlockStyle::detect(&tree)),
+    };
+    let mut ed = Editor::new(&tree, flavor);
+    if ed
+        .apply(Edit::Reconcile {
+            node,
+            desired: v.clone(),
+            placement: Placement::AsDesired,
+        })
+        .is_err()
+    {
+        return;
+    }
+    let Ok(out) = ed.finish() else { return };
+    let edited = match Tree::parse(&out) {
+        Ok(t) => t,
+        Err(e) => panic!("edited text does not parse: {e}\n--- input\n{text}\n--- output\n{out}"),
+    };
+    // Every document holds what it held, except that the node now holds the value.
+    let want: Vec<Value> = tree
+        .documents
+        .iter()
+        .filter_map(|d| d.root)
+        .map(|r| substituted(&tree, r, node, &v))
+        .collect();
+    let got: Vec<Value> = edited
+        .documents
+        .iter()
+        .filter_map(|d| d.root)
+        .map(|r| node_value(&edited, r))
+        .collect();
+    assert!(
+        got == want,
+        "edited documents differ from the request at {}\n--- input\n{text}\n--- output\n{out}\n--- want\n{want:?}\n--- got\n{got:?}",
+        tree.path(node)
+    );
+}
+
+/// `node_value` of `id`, with the subtree at `target` replaced by `desired`.
+fn substituted(tree: &Tree, id: NodeId, target: NodeId, desired: &Value) -> Value {
+    if id == target {
+        return desired.clone();
+    }
+    match tree.kind(id) {
+        Kind::Seq => Value::Seq(
+            tree.items(id)
+                .map(|c| substituted(tree, c, target, desired))
+                .collect(),
+        ),
+        Kind::Map => Value::Map(
+            tree.entries(id)
+                .map(|(k, v)| {
+                    (
+                        tree.scalar(k).to_string(),
+                        substituted(tree, v, target, desired),
+                    )
+                })
+                .collect(),
+        ),
+        _ => node_value(tree, id),
+    }
+}
+
+/// The whole rewrite on arbitrary YAML and policies: it never panics, its
+/// output parses whenever the input did, and a second run changes nothing.
+pub fn rewrite(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Ok(policy_text) = common::policy(&mut u) else {
+        return;
+    };
+    let input = u.take_rest();
+    let Ok(policy) = Policy::from_bytes("policy.yaml", policy_text.as_bytes()) else {
+        return;
+    };
+    let Ok(outcome) = process("input.yaml", input, &policy) else {
+        return;
+    };
+    let Some(out) = outcome.output else { return };
+    let text = std::str::from_utf8(input).expect("accepted input is UTF-8");
+    if Tree::parse(text).is_ok() {
+        if let Err(e) = Tree::parse(&out) {
+            panic!("output does not parse: {e}\n--- input\n{text}\n--- output\n{out}");
+        }
+    }
+    match process("input.yaml", out.as_bytes(), &policy) {
+        Ok(again) => assert!(
+            again.output.is_none(),
+            "second rewrite changed the output\n--- output\n{out}\n--- again\n{}",
+            again.output.unwrap_or_default()
+        ),
+        Err(d) => panic!("the output is refused: {d:?}\n--- output\n{out}"),
+    }
+}
+
+fn roundtrip(text: &str, want: &Value, what: &str) {
+    let tree = match Tree::parse(text) {
+        Ok(t) => t,
+        Err(e) => panic!("{what}: does not parse: {e}\n{text}"),
+    };
+    let root = tree
+        .documents
+        .iter()
+        .filter_map(|d| d.root)
+        .next_back()
+        .expect("a document");
+    let got = node_value(&tree, root);
+    assert!(got == *want, "{what}: {got:?} != {want:?}\n{text}");
+}
+
+/// Every renderer's text parses back to the value it rendered.
+pub fn emit_roundtrip(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Ok(key) = common::word(&mut u) else {
+        return;
+    };
+    let Ok(v) = common::value(&mut u, 0) else {
+        return;
+    };
+    let Ok(indent) = u.int_in_range(0..=6usize) else {
+        return;
+    };
+    let doc = Value::Map(vec![(key.clone(), v.clone())]);
+    for profile in [PyProfile::KfpV2, PyProfile::KfpV1] {
+        let text = Emitter::next_document(profile, &doc);
+        roundtrip(&format!("a: 1\n{text}"), &doc, "next_document");
+        let entry = Emitter::block_entry(profile, &key, &v, 0);
+        roundtrip(&entry, &doc, "block_entry");
+        let nested = format!(
+            "{}outer:\n{}",
+            "",
+            Emitter::block_entry(profile, &key, &v, indent + 2)
+        );
+        let want = Value::Map(vec![("outer".into(), doc.clone())]);
+        roundtrip(&nested, &want, "nested block_entry");
+        let item = Emitter::seq_item(profile, &v, 0);
+        roundtrip(&item, &Value::Seq(vec![v.clone()]), "seq_item");
+    }
+    for style in [
+        BlockStyle::default(),
+        BlockStyle {
+            step: 4,
+            seq_offset: 4,
+            item_offset: 4,
+        },
+        BlockStyle {
+            step: 2,
+            seq_offset: 2,
+            item_offset: 2,
+        },
+    ] {
+        roundtrip(&style.entry(&key, &v, 0), &doc, "block style entry");
+    }
+}
