@@ -357,6 +357,15 @@ pub(crate) fn plan(
             let mut after = before.clone();
             let mut changed = Changed::default();
             let mut comp_warnings = Vec::new();
+            let runtime = before.runtime_values();
+            if !runtime.is_empty() {
+                comp_warnings.push(format!(
+                    "{} set from pipeline parameters at run time: kfsched cannot check {} offline, \
+                     and the driver may schedule this task differently from the result shown",
+                    runtime.join(", "),
+                    if runtime.len() == 1 { "it" } else { "them" }
+                ));
+            }
             for (rule, v) in policy.rules.iter().zip(&verdicts) {
                 if !v.selected() {
                     continue;

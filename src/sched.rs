@@ -110,6 +110,28 @@ pub struct Sched {
     pub required_at: Option<u32>,
 }
 
+impl Sched {
+    /// The KFP v2 fields holding run-time values (pipeline parameters the
+    /// driver resolves when the task runs), which offline checks cannot see.
+    pub fn runtime_values(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self
+            .tolerations
+            .iter()
+            .any(|t| get(&t.raw, "tolerationJson", "toleration_json").is_some())
+        {
+            out.push("tolerationJson");
+        }
+        if self.node_selector_json.is_some() {
+            out.push("nodeSelectorJson");
+        }
+        if !self.affinity_json.is_empty() {
+            out.push("nodeAffinityJson");
+        }
+        out
+    }
+}
+
 /// Which fields of a component a set of rules changed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Changed {

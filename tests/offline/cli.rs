@@ -365,3 +365,86 @@ fn version_and_help() {
     let r = run_in(&root(), &["rewrite", "--nope"], None, &[]);
     assert_eq!(r.code, 2, "unknown flags are usage errors");
 }
+
+#[test]
+fn explain_warns_that_run_time_values_cannot_be_checked_offline() {
+    // SPEC §2: tolerationJson / nodeSelectorJson / nodeAffinityJson hold
+    // pipeline parameters; explain says so, rewrite stays quiet about it.
+    let cases = [
+        (
+            "testdata/golden/v2/preexisting_config/plain.yaml",
+            "step-8",
+            "tolerationJson",
+        ),
+        (
+            "testdata/bad/input-v2-node-selector-json/input.yaml",
+            "clean-rows",
+            "nodeSelectorJson",
+        ),
+        (
+            "testdata/bad/input-v2-node-affinity-json/input.yaml",
+            "load-csv",
+            "nodeAffinityJson",
+        ),
+    ];
+    let policy = "apiVersion: kfsched.dev/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: runtime}
+spec:
+  rules:
+  - name: gpu
+    match: {names: [\"*\"]}
+    tolerations:
+    - {key: gpu, operator: Exists, effect: NoSchedule}
+";
+    for (file, task, field) in cases {
+        let input = std::fs::read_to_string(root().join(file)).expect("fixture");
+        let d = dir_with(&[("policy.yaml", policy), ("p.yaml", &input)]);
+        let want = format!(
+            "      warning: {field} set from pipeline parameters at run time: kfsched cannot check it offline, and the driver may schedule this task differently from the result shown\n"
+        );
+        let r = run_in(
+            d.path(),
+            &["explain", "-p", "policy.yaml", "p.yaml"],
+            None,
+            &[],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let out = r.stdout_str();
+        assert_eq!(out.matches("warning:").count(), 1, "{file}:\n{out}");
+        let block = out
+            .split("    task ")
+            .find(|b| b.starts_with(&format!("\"{task}\"")))
+            .expect("the task's block");
+        assert!(block.contains(&want), "{file}:\n{block}");
+
+        let r = run_in(
+            d.path(),
+            &["explain", "-o", "json", "-p", "policy.yaml", "p.yaml"],
+            None,
+            &[],
+        );
+        let j: serde_json::Value = serde_json::from_slice(&r.stdout).expect("json");
+        let comps = j["files"][0]["documents"][0]["components"]
+            .as_array()
+            .expect("components");
+        for c in comps {
+            let warned = c["warnings"].as_array().expect("warnings");
+            if c["component"] == format!("task \"{task}\"") {
+                assert_eq!(warned.len(), 1, "{c}");
+                assert!(warned[0].as_str().unwrap().starts_with(field), "{c}");
+            } else {
+                assert!(warned.is_empty(), "{c}");
+            }
+        }
+
+        let r = run_in(
+            d.path(),
+            &["rewrite", "-p", "policy.yaml", "p.yaml"],
+            None,
+            &[],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(!r.stderr.contains(field), "{}", r.stderr);
+    }
+}
