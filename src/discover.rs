@@ -82,6 +82,13 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Source>, Vec<Diagnostic>> {
         }
     }
     if errors.is_empty() {
+        // A file reached through several paths (a symlink, `dir` and
+        // `dir/a.yaml`) is processed once, under the first name given.
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|s| match s {
+            Source::Stdin => true,
+            Source::File(p) => seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())),
+        });
         Ok(out)
     } else {
         Err(errors)
@@ -128,8 +135,16 @@ fn walk(dir: &Path, out: &mut Vec<Source>, errors: &mut Vec<Diagnostic>) {
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory
-/// and a rename, keeping the file's permissions.
+/// and a rename, keeping the file's permissions. A symlink is written
+/// through: the file it points to is replaced and the link stays a link.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let resolved;
+    let path = if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
+        resolved = std::fs::canonicalize(path)?;
+        resolved.as_path()
+    } else {
+        path
+    };
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

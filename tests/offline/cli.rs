@@ -104,6 +104,71 @@ fn in_place_rewrites_atomically_and_keeps_the_mode() {
 }
 
 #[test]
+fn in_place_writes_through_symlinks_and_rewrites_each_file_once() {
+    let d = dir_with(&[
+        ("policy.yaml", POLICY),
+        ("real/a.yaml", &job("a", "pytorch/pytorch:2")),
+    ]);
+    std::fs::create_dir(d.path().join("links")).expect("mkdir");
+    let link = d.path().join("links/a.yaml");
+    std::os::unix::fs::symlink("../real/a.yaml", &link).expect("symlink");
+    // The same file three times: through the link, by name, and in its directory.
+    let r = run_in(
+        d.path(),
+        &[
+            "rewrite",
+            "-i",
+            "-p",
+            "policy.yaml",
+            "links/a.yaml",
+            "real/a.yaml",
+            "real",
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .expect("lstat")
+            .file_type()
+            .is_symlink(),
+        "the link stays a link"
+    );
+    let want = format!("{}{TOLERATION}", job("a", "pytorch/pytorch:2"));
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("real/a.yaml")).expect("read"),
+        want
+    );
+    let r = run_in(
+        d.path(),
+        &["diff", "-p", "policy.yaml", "links/a.yaml", "real"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "already rewritten: {}", r.stdout_str());
+    std::fs::write(d.path().join("real/a.yaml"), job("a", "pytorch/pytorch:2")).expect("reset");
+    let r = run_in(
+        d.path(),
+        &["diff", "-p", "policy.yaml", "links/a.yaml", "real"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stdout_str().matches("+++ ").count(),
+        1,
+        "one diff per file:\n{}",
+        r.stdout_str()
+    );
+    let left: Vec<_> = std::fs::read_dir(d.path().join("real"))
+        .expect("ls")
+        .flatten()
+        .collect();
+    assert_eq!(left.len(), 1, "no temporary files left");
+}
+
+#[test]
 fn diff_prints_a_unified_diff_and_exits_1_on_differences() {
     let d = dir_with(&[
         ("policy.yaml", POLICY),
