@@ -184,6 +184,8 @@ pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
 
 struct Open {
     node: NodeId,
+    /// Children pushed so far (in a mapping, even means a key comes next).
+    count: u32,
 }
 
 impl<'a> Tree<'a> {
@@ -258,6 +260,9 @@ impl<'a> Tree<'a> {
                     if anchor > 0 {
                         mark(&mut anchored_ids, anchor);
                     }
+                    let is_key = stack.last().is_some_and(|o| {
+                        tree.nodes[o.node as usize].kind == Kind::Map && o.count % 2 == 0
+                    });
                     let (s, end) = match style {
                         Style::Literal | Style::Folded => {
                             block_scalar_span(full, s as usize, e as usize)
@@ -267,6 +272,8 @@ impl<'a> Tree<'a> {
                     // An empty value (`key:` or `-`) is reported as a zero-width
                     // span on its indicator; count the indicator as part of the
                     // content, so that a collection ending in one ends after it.
+                    // An empty key (` : v`) stays before its `:`, where its
+                    // mapping's column is.
                     // An implicit null in a flow mapping (`{key}`) is reported
                     // on the closing bracket: make it zero-width before it.
                     let (s, end) = if value.is_empty()
@@ -275,7 +282,7 @@ impl<'a> Tree<'a> {
                         && anchor == 0
                     {
                         match full.as_bytes().get(s as usize) {
-                            Some(b':' | b'-') if s == end => (s + 1, s + 1),
+                            Some(b':' | b'-') if s == end && !is_key => (s + 1, s + 1),
                             Some(b'}' | b']' | b',') => (s, s),
                             _ => (s, end),
                         }
@@ -303,7 +310,7 @@ impl<'a> Tree<'a> {
                     let style = if flow { Style::Flow } else { Style::Block };
                     let id =
                         tree.push_node(&mut stack, kind, style, s, e, anchor > 0, tag.is_some());
-                    stack.push(Open { node: id });
+                    stack.push(Open { node: id, count: 0 });
                 }
                 Event::SequenceEnd | Event::MappingEnd => {
                     if let Some(open) = stack.pop() {
@@ -337,6 +344,9 @@ impl<'a> Tree<'a> {
     ) -> NodeId {
         let id = self.nodes.len() as NodeId;
         let parent = stack.last().map_or(NONE, |o| o.node);
+        if let Some(o) = stack.last_mut() {
+            o.count += 1;
+        }
         self.nodes.push(Node {
             kind,
             style,
