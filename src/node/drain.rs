@@ -466,6 +466,9 @@ struct EvictCtx {
     grace_period: Option<u32>,
     dry_run: bool,
     disable_eviction: bool,
+    /// `--concurrency` permits, held only while a request is on the wire:
+    /// a pod waiting out a 429 gives its permit back.
+    requests: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 /// The budget the server names in a 429 cause ("The disruption budget web
@@ -523,6 +526,10 @@ async fn evict_one(ctx: &EvictCtx, job: EvictJob) -> (usize, Evicted) {
             return (idx, Evicted::Stopped);
         }
         attempt += 1;
+        let permit = tokio::select! {
+            p = ctx.requests.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+            _ = stop.changed() => return (idx, Evicted::Stopped),
+        };
         let result: Result<(), kube::Error> = if ctx.disable_eviction {
             let dp = DeleteParams {
                 dry_run: ctx.dry_run,
@@ -559,6 +566,7 @@ async fn evict_one(ctx: &EvictCtx, job: EvictJob) -> (usize, Evicted) {
                 .await
                 .map(|_| ())
         };
+        drop(permit);
         let e = match result {
             Ok(()) => return (idx, Evicted::Accepted),
             Err(e) => e,
@@ -1137,6 +1145,7 @@ async fn drain_node(
         grace_period: opts.grace_period,
         dry_run: opts.dry_run == DryRun::Server,
         disable_eviction: opts.disable_eviction,
+        requests: std::sync::Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1))),
     };
     let (notice_tx, mut notice_rx) = mpsc::unbounded_channel::<Notice>();
     let index_of: HashMap<(String, String), usize> = states
@@ -1194,8 +1203,17 @@ async fn drain_node(
     };
 
     loop {
-        // Launch up to the concurrency bound.
-        while stop_reason.is_none() && in_flight.len() < concurrency && next < states.len() {
+        // Launch up to the concurrency bound. Pods a budget holds wait in
+        // their own loops without a request permit, so they do not count:
+        // pods no budget covers are not starved behind them.
+        let held = states
+            .iter()
+            .filter(|(_, s)| matches!(s, PodState::HeldByBudget(_)))
+            .count();
+        while stop_reason.is_none()
+            && in_flight.len().saturating_sub(held) < concurrency
+            && next < states.len()
+        {
             let si = next;
             next += 1;
             if states[si].1 != PodState::NotStarted {

@@ -344,8 +344,12 @@ fn drain_timeout_and_sigint_leave_the_node_cordoned() {
         let (nodes, id) = two_nodes_with_pods_on_first(&c, &client, "stop").await;
         let (a, b) = (nodes.names[0].as_str(), nodes.names[1].as_str());
         let ns = id.as_str();
+        // `web` is held by a budget that never allows a disruption; `worker`
+        // (sorted after it, so evicted after it) is covered by no budget.
         create::<Deployment>(&client, ns, deployment("web", 2, &id, false)).await;
+        create::<Deployment>(&client, ns, deployment("worker", 2, &id, false)).await;
         let web = ready_pods(&client, ns, "web", 2, Some(a)).await;
+        let workers = ready_pods(&client, ns, "worker", 2, Some(a)).await;
         create::<PodDisruptionBudget>(
             &client,
             ns,
@@ -356,6 +360,35 @@ fn drain_timeout_and_sigint_leave_the_node_cordoned() {
         wait_budget(&client, ns, "all", 0).await;
         c.kfsched("uncordon", &[b]).ok();
 
+        // SIGINT mid-drain, after the pods no budget covers went: even with
+        // one eviction at a time, the pods the budget holds do not keep the
+        // slot. Stop, report both kinds, exit 130, still cordoned.
+        let drain = Background::start(&c, &[a, "--concurrency", "1"]);
+        drain.wait_for("(429)");
+        for _ in 0..2 {
+            let line = drain.wait_for(" evicted");
+            assert!(line.contains(&format!("pod {ns}/worker-")), "{line}");
+        }
+        let pid = drain.child.id().to_string();
+        let killed = Command::new("kill").args(["-INT", &pid]).status().expect("kill");
+        assert!(killed.success());
+        let (code, stdout, err) = drain.finish();
+        assert_eq!(code, Some(130), "stdout:\n{stdout}\nstderr:\n{err}");
+        assert!(stdout.contains("drain report for node/"), "{stdout}");
+        assert!(stdout.contains("NOT drained: interrupted; it stays cordoned"), "{stdout}");
+        let report = |word: &str, app: &str| {
+            stdout
+                .lines()
+                .filter(|l| l.trim_start().starts_with(word) && l.contains(&format!("{ns}/{app}-")))
+                .count()
+        };
+        assert_eq!(report("pending", "web"), 2, "{stdout}");
+        assert_eq!(report("evicted", "worker"), 2, "{stdout}");
+        assert!(unschedulable(&client, a).await, "the node stays cordoned after Ctrl-C");
+        assert_eq!(uids(&ready_pods(&client, ns, "web", 2, Some(a)).await), uids(&web));
+        let moved = ready_pods(&client, ns, "worker", 2, Some(b)).await;
+        assert!(uids(&moved).iter().all(|u| !uids(&workers).contains(u)));
+
         // --timeout: the budget never allows a disruption.
         let start = std::time::Instant::now();
         let r = c.kfsched("drain", &[a, "--timeout", "3s"]);
@@ -365,20 +398,6 @@ fn drain_timeout_and_sigint_leave_the_node_cordoned() {
         assert_eq!(r.stdout.lines().filter(|l| l.trim_start().starts_with("pending")).count(), 2, "{}", r.stdout);
         assert!(r.stdout.contains("The disruption budget all needs 2 healthy pods"), "{}", r.stdout);
         assert!(unschedulable(&client, a).await, "the node stays cordoned after a timeout");
-        assert_eq!(uids(&ready_pods(&client, ns, "web", 2, Some(a)).await), uids(&web));
-
-        // SIGINT mid-drain: stop, report, exit 130, still cordoned.
-        let drain = Background::start(&c, &[a]);
-        drain.wait_for("(429)");
-        let pid = drain.child.id().to_string();
-        let killed = Command::new("kill").args(["-INT", &pid]).status().expect("kill");
-        assert!(killed.success());
-        let (code, stdout, err) = drain.finish();
-        assert_eq!(code, Some(130), "stdout:\n{stdout}\nstderr:\n{err}");
-        assert!(stdout.contains("drain report for node/"), "{stdout}");
-        assert!(stdout.contains("NOT drained: interrupted; it stays cordoned"), "{stdout}");
-        assert_eq!(stdout.lines().filter(|l| l.trim_start().starts_with("pending")).count(), 2, "{stdout}");
-        assert!(unschedulable(&client, a).await, "the node stays cordoned after Ctrl-C");
         assert_eq!(uids(&ready_pods(&client, ns, "web", 2, Some(a)).await), uids(&web));
 
         c.kfsched("uncordon", &[a]).ok();
