@@ -24,6 +24,9 @@ spec:
   - name: gpu-training
     match: {names: [\"train*\"]}
     pool: gpu-experiment
+  - name: cpu-batch
+    match: {names: [\"batch*\"]}
+    nodeSelector: {kubernetes.io/arch: amd64}
 ";
 
 /// A sandbox whose working directory holds `.kfsched.yaml` and some files.
@@ -188,6 +191,18 @@ fn kubectl_completes_pool_labels_and_taints_from_the_policy() {
     );
     let (v, _, _) = kubectl_complete(&sb, &["node", "taint", "gpu-1", "n"]);
     assert_eq!(v, ["nvidia.com/gpu:NoExecute"], "a taint without a value");
+    let (v, _, out) = kubectl_complete(&sb, &["explain", "--rule", ""]);
+    assert_eq!(
+        v,
+        ["gpu-training", "cpu-batch"],
+        "rule names from the policy"
+    );
+    assert!(
+        out.stdout.contains("gpu-training\tpool gpu-experiment"),
+        "{out}"
+    );
+    let (v, _, _) = kubectl_complete(&sb, &["explain", "--rule=c"]);
+    assert_eq!(v, ["cpu-batch"]);
     let (v, _, _) = kubectl_complete(&sb, &["node", "drain", "-l", "acc"]);
     assert_eq!(v, ["accelerator=a100"]);
     let (v, _, _) = kubectl_complete(&sb, &["node", "cordon", "--selector=kf"]);

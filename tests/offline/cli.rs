@@ -287,6 +287,45 @@ rules that matched nothing: never
 }
 
 #[test]
+fn explain_rule_limits_it_to_the_named_rules() {
+    let d = dir_with(&[
+        ("policy.yaml", POLICY),
+        ("a.yaml", &job("a", "pytorch/pytorch:2")),
+    ]);
+    let r = run_in(
+        d.path(),
+        &["explain", "-p", "policy.yaml", "--rule", "never", "a.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout_str(),
+        "a.yaml
+  document 1: workload Job
+    Job \"a\"
+      names:   a
+      images:  pytorch/pytorch:2
+      not      never: match.names [\"does-not-exist\"] matches none (names: a)
+      result:  (none)  (unchanged)
+rules that matched nothing: never
+"
+    );
+    let r = run_in(
+        d.path(),
+        &["explain", "-p", "policy.yaml", "--rule", "gpus", "a.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        "error: --rule \"gpus\": policy.yaml has no rule of that name; did you mean \"gpu\"? (its rules: gpu, never)\n"
+    );
+    assert!(r.stdout.is_empty());
+}
+
+#[test]
 fn validate_and_schema() {
     let d = dir_with(&[("policy.yaml", POLICY)]);
     let r = run_in(d.path(), &["validate", "-p", "policy.yaml"], None, &[]);

@@ -89,6 +89,9 @@ pub struct ExplainArgs {
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
     pub output: Output,
+    /// Explain only this rule, as if the policy had no others (repeatable)
+    #[arg(long = "rule", value_name = "RULE")]
+    pub rules: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -259,10 +259,32 @@ pub fn diff(a: DiffArgs, policy: Option<PathBuf>, verbose: bool) -> R {
 }
 
 pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
-    let policy = match load_policy(policy) {
+    let mut policy = match load_policy(policy) {
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
+    if !a.rules.is_empty() {
+        for want in &a.rules {
+            if !policy.rules.iter().any(|r| &r.name == want) {
+                let hint =
+                    kfsched::k8s::nearest(want, policy.rules.iter().map(|r| r.name.as_str()))
+                        .map(|n| format!("; did you mean {n:?}?"))
+                        .unwrap_or_default();
+                eprintln!(
+                    "error: --rule {want:?}: {} has no rule of that name{hint} (its rules: {})",
+                    policy.file,
+                    policy
+                        .rules
+                        .iter()
+                        .map(|r| r.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                return Ok(Exit::Usage);
+            }
+        }
+        policy.rules.retain(|r| a.rules.contains(&r.name));
+    }
     let (_, inputs) = match read_inputs(&a.paths) {
         Ok(x) => x,
         Err(e) => return Ok(e),
