@@ -1,11 +1,16 @@
-//! Validation agreement: every toleration, taint, label and node-affinity
-//! case below goes through kfsched's policy validator AND is submitted to
-//! the real API server as a dry-run Pod or Node create. kfsched must accept
-//! exactly what the server accepts, except where SPEC makes it stricter
-//! (`Gt`/`Lt` values must be integers; an empty required term). The cases
-//! include every one in the policy validator's own tests
-//! (`src/policy/mod.rs`) and the taint and label forms of `node taint` /
-//! `node label`, whose argument parsers are checked the same way.
+//! Validation agreement, against the real API server:
+//! - `kfsched_accepts_exactly_what_the_server_accepts`: a table of
+//!   toleration, taint, label and node-affinity cases (valid and invalid, at
+//!   the limits of every Kubernetes rule) goes through kfsched's policy
+//!   validator AND is submitted as a dry-run Pod or Node create; kfsched must
+//!   accept exactly what the server accepts, except where SPEC makes it
+//!   stricter (`Gt`/`Lt` values must be integers; an empty required term).
+//!   The taint and label forms of `node taint` / `node label` are checked the
+//!   same way.
+//! - `every_bad_policy_fragment_is_refused_by_the_server_too`: every case of
+//!   `testdata/bad/policy-*` (the validator's exact-message tests) whose error
+//!   lies in such a field, read from the directory, is refused by the server
+//!   too, with the same two exceptions.
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::Client;
@@ -544,5 +549,130 @@ fn kfsched_accepts_exactly_what_the_server_accepts() {
             disagreements.len(),
             disagreements.join("\n")
         );
+    });
+}
+
+/// The bad-policy cases of `testdata/bad/policy-*` (the policy validator's
+/// own tests, with their exact messages) whose error lies in a toleration,
+/// taint, label, node selector or affinity: the same fragment, read from the
+/// case's policy file, is sent to the server, which must refuse it too,
+/// except where SPEC makes kfsched stricter on purpose. Read from the
+/// directory, so a new case is checked without being listed here.
+#[test]
+#[ignore = "needs the control plane: scripts/test.sh starts it"]
+fn every_bad_policy_fragment_is_refused_by_the_server_too() {
+    use kube::api::{ApiResource, DynamicObject, ListParams};
+    // kfsched is stricter: SPEC §1 (Gt/Lt integers) and §3 (an empty term).
+    const STRICTER: &[&str] = &["policy-gt-not-integer", "policy-empty-term"];
+    // Errors of the YAML itself: the file has no JSON form to send.
+    const NOT_JSON: &[&str] = &["policy-alias", "policy-duplicate-key"];
+    let _g = shared();
+    let cl = cluster();
+    let bad = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/bad");
+    let mut dirs: Vec<_> = std::fs::read_dir(&bad)
+        .expect("testdata/bad")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("policy-"))
+        })
+        .collect();
+    dirs.sort();
+    rt().block_on(async {
+        let client = cl.client().await;
+        let pp = PostParams {
+            dry_run: true,
+            field_manager: None,
+        };
+        let pods: Api<DynamicObject> =
+            Api::namespaced_with(client.clone(), "default", &ApiResource::erase::<Pod>(&()));
+        let nodes: Api<DynamicObject> = Api::all_with(client.clone(), &ApiResource::erase::<Node>(&()));
+        let (mut checked, mut not_json, mut failures) = (Vec::new(), Vec::new(), Vec::new());
+        for dir in &dirs {
+            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+            let stderr = std::fs::read_to_string(dir.join("stderr.txt")).expect("stderr.txt");
+            let first = stderr.lines().next().unwrap_or("");
+            // "error: policy.yaml:L:C: PATH: message"
+            let Some(path) = first.split(": ").nth(2).filter(|_| first.starts_with("error: policy.yaml:")) else {
+                continue;
+            };
+            let path = path.to_string();
+            let (section, rest) = match path.split_once('.') {
+                Some(("spec", rest)) => ("spec", rest),
+                _ => continue,
+            };
+            let _ = section;
+            let Some((list, rest)) = rest.split_once('[') else { continue };
+            let Some((index, field)) = rest.split_once("].") else { continue };
+            let index: usize = index.parse().expect("an index");
+            let field_head = field.split(['.', '[']).next().unwrap_or("");
+            let target = match (list, field_head) {
+                ("rules", "tolerations") => "tolerations",
+                ("rules", "nodeSelector") => "nodeSelector",
+                ("rules", "affinity") => "affinity",
+                ("nodePools", "labels") => "labels",
+                ("nodePools", "taints") => "taints",
+                ("nodePools", "nodeSelector") => "selector",
+                _ => continue,
+            };
+            let text = std::fs::read_to_string(dir.join("policy.yaml")).expect("policy.yaml");
+            let tree = kfsched::yaml::Tree::parse(&text).expect("a parse");
+            let root = tree.documents[0].root.expect("a root");
+            let doc = kfsched::yaml::value::node_value(&tree, root).to_json();
+            let fragment = doc["spec"][list][index][field_head].clone();
+            if NOT_JSON.contains(&name.as_str()) {
+                not_json.push(name);
+                continue;
+            }
+            assert!(!fragment.is_null(), "{name}: no {path} in the policy");
+            let i = checked.len();
+            let obj = |kind: &str, body: Value| -> DynamicObject {
+                let mut o = json!({"apiVersion": "v1", "kind": kind, "metadata": {"name": format!("bad-policy-{i}")}});
+                for (k, v) in body.as_object().expect("a body") {
+                    o[k] = v.clone();
+                }
+                serde_json::from_value(o).expect("a dynamic object")
+            };
+            let pod = |spec: Value| {
+                let mut s = json!({"containers": [{"name": "c", "image": "example.invalid/x:1"}]});
+                for (k, v) in spec.as_object().expect("spec") {
+                    s[k] = v.clone();
+                }
+                obj("Pod", json!({"spec": s}))
+            };
+            let verdict = match target {
+                "tolerations" => pods.create(&pp, &pod(json!({"tolerations": fragment}))).await.map(|_| ()),
+                "nodeSelector" => pods.create(&pp, &pod(json!({"nodeSelector": fragment}))).await.map(|_| ()),
+                "affinity" => pods.create(&pp, &pod(json!({"affinity": fragment}))).await.map(|_| ()),
+                "labels" => nodes.create(&pp, &obj("Node", json!({"metadata": {"name": format!("bad-policy-{i}"), "labels": fragment}}))).await.map(|_| ()),
+                "taints" => nodes.create(&pp, &obj("Node", json!({"spec": {"taints": fragment}}))).await.map(|_| ()),
+                _ => {
+                    let selector = fragment.as_str().expect("a selector string").to_string();
+                    nodes.list(&ListParams::default().labels(&selector).limit(1)).await.map(|_| ())
+                }
+            };
+            let refused = match &verdict {
+                Ok(()) => None,
+                // 422: validation; 400: the value does not decode (a wrong type) or a bad selector.
+                Err(kube::Error::Api(s)) if s.code == 422 || s.code == 400 => Some(s.message.clone()),
+                Err(e) => panic!("{name}: the server could not judge {fragment}: {e}"),
+            };
+            let stricter = STRICTER.contains(&name.as_str());
+            match (&refused, stricter) {
+                (Some(_), false) | (None, true) => {}
+                (None, false) => failures.push(format!("{name}: the server accepts {target} {fragment}, kfsched says: {first}")),
+                (Some(m), true) => failures.push(format!("{name}: listed as stricter than the server, but the server refuses it too: {m}")),
+            }
+            checked.push(name);
+        }
+        assert!(failures.is_empty(), "{} disagreements:\n{}", failures.len(), failures.join("\n"));
+        assert_eq!(not_json, NOT_JSON, "the YAML-level cases");
+        // Every stricter case was among those checked.
+        for s in STRICTER {
+            assert!(checked.iter().any(|c| c == s), "{s} was not checked");
+        }
+        assert!(checked.len() >= 25, "only {} cases checked: {checked:?}", checked.len());
+        eprintln!("{} bad-policy fragments checked against the server: {}", checked.len(), checked.join(", "));
     });
 }
