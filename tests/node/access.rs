@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::cluster::{
-    cluster, create_nodes, delete_nodes, rt, run_bin, shared, taints, unique, unschedulable,
+    cluster, create_nodes, delete_nodes, labels, rt, run_bin, shared, taints, unique, unschedulable,
 };
 
 #[test]
@@ -38,6 +38,40 @@ fn read_only_user_gets_one_forbidden_line() {
                 r.stderr
             );
         }
+        // The server authorizes a dry run like the write itself: a server dry
+        // run by this user is refused, which proves it reached the server; a
+        // client dry run only reads, and succeeds.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let policy = dir.path().join("policy.yaml");
+        std::fs::write(
+            &policy,
+            format!(
+                "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {{name: ro}}\nspec:\n  nodePools:\n  - name: p\n    nodes: [{n}]\n    labels: {{a: \"1\"}}\n"
+            ),
+        )
+        .expect("policy");
+        let policy = policy.display().to_string();
+        for args in [
+            vec!["node", "taint", "--kubeconfig", &ro, n, "a=1:NoSchedule"],
+            vec!["node", "label", "--kubeconfig", &ro, n, "a=1"],
+            vec!["node", "cordon", "--kubeconfig", &ro, n],
+            vec!["-p", &policy, "node", "apply", "--kubeconfig", &ro],
+        ] {
+            let server = [args.clone(), vec!["--dry-run=server"]].concat();
+            let r = run_bin(&server, &[]);
+            r.code(3);
+            assert_eq!(r.stderr.lines().count(), 1, "{server:?}: {}", r.stderr);
+            assert!(r.stderr.contains("Forbidden: nodes "), "{server:?}: {}", r.stderr);
+            let client_side = [args.clone(), vec!["--dry-run=client"]].concat();
+            let r = run_bin(&client_side, &[]);
+            r.code(0);
+            assert!(r.stdout.contains("(dry run)"), "{client_side:?}: {}", r.stdout);
+        }
+        // node diff only reads: the read-only user sees the plan (exit 1).
+        let r = run_bin(&["-p", &policy, "node", "diff", "--kubeconfig", &ro], &[]);
+        r.code(1);
+        assert!(r.stdout.contains(n), "{}", r.stdout);
+        assert!(!labels(&client, n).await.contains_key("a"));
         assert!(taints(&client, n).await.is_empty());
         assert!(!unschedulable(&client, n).await);
         delete_nodes(&client, &nodes).await;
