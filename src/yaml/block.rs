@@ -216,7 +216,7 @@ fn line_start(src: &str, off: u32) -> bool {
 /// The byte offset of the `-` that introduces a sequence item starting at `item_start`.
 pub fn dash_before(src: &str, item_start: usize) -> Option<usize> {
     let b = src.as_bytes();
-    let mut i = item_start.min(b.len());
+    let i = item_start.min(b.len());
     if i < b.len()
         && b[i] == b'-'
         && b.get(i + 1)
@@ -224,15 +224,32 @@ pub fn dash_before(src: &str, item_start: usize) -> Option<usize> {
     {
         return Some(i);
     }
-    while i > 0 {
-        i -= 1;
-        match b[i] {
-            b' ' => continue,
-            b'-' => return Some(i),
-            _ => return None,
+    // Back line by line (the item may start lines after its `-`, past
+    // comments and blank lines); on each line only the code before a
+    // comment counts, and its last token must be the `-`.
+    let mut end = i;
+    loop {
+        let line_start = src[..end].rfind('\n').map_or(0, |p| p + 1);
+        let line = &src[line_start..end];
+        let code = comment_start(line).map_or(line, |c| &line[..c]);
+        let code = code.trim_end_matches([' ', '\t', '\r']);
+        if !code.trim_start().is_empty() {
+            let cb = code.as_bytes();
+            let dash = cb.len() - 1;
+            return (cb[dash] == b'-' && (dash == 0 || matches!(cb[dash - 1], b' ' | b'\t')))
+                .then_some(line_start + dash);
         }
+        if line_start == 0 {
+            return None;
+        }
+        end = line_start - 1;
     }
-    None
+}
+
+/// Where a comment starts in one line: a `#` at its start or after a blank.
+fn comment_start(line: &str) -> Option<usize> {
+    let b = line.as_bytes();
+    (0..b.len()).find(|&k| b[k] == b'#' && (k == 0 || matches!(b[k - 1], b' ' | b'\t')))
 }
 
 fn pad(out: &mut String, n: usize) {

@@ -308,6 +308,18 @@ impl<'a> Tree<'a> {
                     };
                     let kind = if is_map { Kind::Map } else { Kind::Seq };
                     let style = if flow { Style::Flow } else { Style::Block };
+                    // A block sequence at its parent key's indentation is
+                    // reported where its first item starts. When that is past
+                    // a comment or on a later line than its first `-`, start
+                    // at the `-`, so that replacing the sequence replaces it.
+                    let s = if !is_map && !flow && full.as_bytes().get(s as usize) != Some(&b'-') {
+                        match crate::yaml::block::dash_before(full, s as usize) {
+                            Some(d) if full[d + 1..s as usize].contains(['\n', '#']) => d as u32,
+                            _ => s,
+                        }
+                    } else {
+                        s
+                    };
                     let id =
                         tree.push_node(&mut stack, kind, style, s, e, anchor > 0, tag.is_some());
                     stack.push(Open { node: id, count: 0 });
