@@ -68,10 +68,34 @@ fn the_diff_only_inserts_scheduling_lines() {
             .map(|c| c.value().to_string())
             .collect();
         match EDITS_LINES.iter().find(|(n, _)| *n == name) {
-            Some((_, why)) => assert!(
-                !deleted.is_empty(),
-                "{name} is listed as editing lines ({why}) but only inserts"
-            ),
+            Some((_, why)) => {
+                assert!(
+                    !deleted.is_empty(),
+                    "{name} is listed as editing lines ({why}) but only inserts"
+                );
+                // An edited line only gains text: what it held, up to its
+                // closing bracket, starts one of the inserted lines.
+                let inserted: Vec<String> = diff
+                    .iter_all_changes()
+                    .filter(|c| c.tag() == ChangeTag::Insert)
+                    .map(|c| c.value().trim_end().to_string())
+                    .collect();
+                for d in &deleted {
+                    let d = d.trim_end();
+                    // A trailing comment stays at the end of the line.
+                    let (code, comment) = match d.find(" #") {
+                        Some(c) => (d[..c].trim_end(), d[c..].trim()),
+                        None => (d, ""),
+                    };
+                    let kept = code.strip_suffix(['}', ']']).unwrap_or(code);
+                    assert!(
+                        inserted
+                            .iter()
+                            .any(|i| i.starts_with(kept) && i.ends_with(comment)),
+                        "{name}: the line {d:?} lost text ({why})"
+                    );
+                }
+            }
             None => assert!(
                 deleted.is_empty(),
                 "{name}: existing lines changed: {deleted:?}"
