@@ -41,8 +41,24 @@ impl fmt::Display for Diagnostic {
     }
 }
 
-/// Decodes file bytes as UTF-8, pointing at the first invalid byte.
+/// Decodes file bytes as UTF-8, pointing at the first invalid byte; also
+/// refuses a bare carriage return used as a line break (see
+/// [`crate::yaml::tree::bare_cr`]).
 pub fn decode_utf8<'b>(file: &str, bytes: &'b [u8]) -> Result<&'b str, Diagnostic> {
+    let text = utf8(file, bytes)?;
+    if let Some(e) = crate::yaml::tree::bare_cr(text) {
+        return Err(Diagnostic {
+            file: file.to_string(),
+            line: e.line,
+            col: e.col,
+            path: String::new(),
+            message: e.message,
+        });
+    }
+    Ok(text)
+}
+
+fn utf8<'b>(file: &str, bytes: &'b [u8]) -> Result<&'b str, Diagnostic> {
     std::str::from_utf8(bytes).map_err(|e| {
         let valid = e.valid_up_to();
         let prefix = std::str::from_utf8(&bytes[..valid]).unwrap_or("");

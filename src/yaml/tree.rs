@@ -156,6 +156,28 @@ impl<'a> CharToByte<'a> {
 }
 
 /// Checks that `src` is well-formed YAML without building a tree.
+/// A carriage return not followed by a line feed: YAML reads it as a line
+/// break, the editor (which keeps LF and CRLF files as they are) does not,
+/// so such files are refused rather than edited wrongly.
+pub fn bare_cr(src: &str) -> Option<SyntaxError> {
+    let b = src.as_bytes();
+    let mut from = 0;
+    while let Some(p) = src[from..].find('\r') {
+        let at = from + p;
+        if b.get(at + 1) != Some(&b'\n') {
+            let (line, col) = line_col(src, at);
+            return Some(SyntaxError {
+                offset: at,
+                line,
+                col,
+                message: "a carriage return (CR) without a line feed is used as a line break; convert the file to LF or CRLF line endings".into(),
+            });
+        }
+        from = at + 2;
+    }
+    None
+}
+
 pub fn check_syntax(src: &str) -> bool {
     let mut parser = Parser::new_from_str(src);
     while let Some(ev) = parser.next_event() {
@@ -198,6 +220,15 @@ impl<'a> Tree<'a> {
     /// boundary), with offsets that still count from the start of `src`.
     pub fn parse_from(full: &'a str, base: usize) -> Result<Tree<'a>, SyntaxError> {
         let src = &full[base..];
+        if let Some(e) = bare_cr(src) {
+            let (line, col) = line_col(full, base + e.offset);
+            return Err(SyntaxError {
+                offset: base + e.offset,
+                line,
+                col,
+                ..e
+            });
+        }
         if src.len() >= u32::MAX as usize {
             return Err(SyntaxError {
                 offset: 0,
