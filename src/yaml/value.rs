@@ -460,22 +460,24 @@ fn is_timestamp_11(s: &str) -> bool {
 fn parse_int_11(s: &str) -> Option<i64> {
     let neg = s.starts_with('-');
     let t: String = strip_sign(s).chars().filter(|&c| c != '_').collect();
-    let v = if let Some(r) = t.strip_prefix("0b") {
-        i64::from_str_radix(r, 2).ok()?
+    // The magnitude in i128, so that i64::MIN (whose magnitude is not an
+    // i64) reads as the integer it is.
+    let v: i128 = if let Some(r) = t.strip_prefix("0b") {
+        i128::from_str_radix(r, 2).ok()?
     } else if let Some(r) = t.strip_prefix("0x") {
-        i64::from_str_radix(r, 16).ok()?
+        i128::from_str_radix(r, 16).ok()?
     } else if t.contains(':') {
-        let mut v: i64 = 0;
+        let mut v: i128 = 0;
         for p in t.split(':') {
             v = v.checked_mul(60)?.checked_add(p.parse().ok()?)?;
         }
         v
     } else if t.len() > 1 && t.starts_with('0') {
-        i64::from_str_radix(&t[1..], 8).ok()?
+        i128::from_str_radix(&t[1..], 8).ok()?
     } else {
         t.parse().ok()?
     };
-    Some(if neg { -v } else { v })
+    i64::try_from(if neg { -v } else { v }).ok()
 }
 
 /// The value of a plain scalar's text.
@@ -576,6 +578,18 @@ mod tests {
         assert_eq!(resolve_plain("experiment"), Resolved::Str);
         assert_eq!(plain_value("0x10"), Value::Int(16));
         assert_eq!(plain_value("010"), Value::Int(8));
+    }
+
+    #[test]
+    fn integers_at_the_i64_limits() {
+        assert_eq!(plain_value("-9223372036854775808"), Value::Int(i64::MIN));
+        assert_eq!(plain_value("9223372036854775807"), Value::Int(i64::MAX));
+        assert_eq!(plain_value("-0x8000000000000000"), Value::Int(i64::MIN));
+        // Beyond i64: kept as the text it is.
+        assert_eq!(
+            plain_value("9223372036854775808"),
+            Value::Str("9223372036854775808".into())
+        );
     }
 
     #[test]
