@@ -4,7 +4,9 @@
 # Two nodes take turns: each drain moves all pods to the other node, so
 # every run drains a full node; RUNS runs per tool (default 3), alternating.
 # Before each drain the script waits until all pods are Ready on the node
-# to drain; afterwards it checks that none is left there.
+# to drain; afterwards it checks that none is left there. It also prints how
+# many pod GET and LIST requests the API server served while each drain ran
+# (from its /metrics): polling shows up there, watching does not.
 #
 #   bench/node-drain.sh                         # starts its own cluster in .cache/cluster-bench
 #   PODS=200 RUNS=3 KFSCHED_BIN=target/release/kubectl-kfsched bench/node-drain.sh
@@ -74,6 +76,15 @@ ready_on() { # node: waits until PODS pods are Ready there and none is terminati
   K -n "$NS" get pods -o jsonpath='{range .items[*]}{.spec.nodeName} {.metadata.deletionTimestamp} {.status.phase} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | sort | uniq -c >&2
   exit 1
 }
+# Pod GET and LIST requests the API server has served so far (all clients; the
+# controllers and kwok use watches, so during a drain these are the drain's).
+pod_reads() {
+  K get --raw /metrics | awk '
+    /^apiserver_request_total\{/ && /resource="pods"/ && /subresource=""/ {
+      if ($0 ~ /verb="GET"/) g += $NF; else if ($0 ~ /verb="LIST"/) l += $NF
+    }
+    END { printf "%d %d\n", g, l }'
+}
 left_on() { K -n "$NS" get pods --field-selector "spec.nodeName=$1" --no-headers 2>/dev/null | wc -l; }
 ms() {
   local s e
@@ -90,7 +101,8 @@ from=$A to=$B
 declare -a KD FD
 drain_with() { # tool
   ready_on "$from"
-  local t
+  local t r0 r1
+  r0=$(pod_reads)
   if [ "$1" = kubectl ]; then
     t=$(ms K drain "$from" --ignore-daemonsets --timeout=300s)
     KD+=("$t")
@@ -98,10 +110,13 @@ drain_with() { # tool
     t=$(ms "$BIN" node drain --kubeconfig "$KC" "$from" --ignore-daemonsets --timeout=300s)
     FD+=("$t")
   fi
+  r1=$(pod_reads)
+  local reads
+  reads=$(awk -v a="$r0" -v b="$r1" 'BEGIN {split(a, x, " "); split(b, y, " "); printf "%d GET and %d LIST of pods", y[1] - x[1], y[2] - x[2]}')
   local left
   left=$(left_on "$from")
   if [ "$left" != 0 ]; then echo "FAILED: $1 left $left pods on $from" >&2; exit 1; fi
-  echo "  $1 drained $PODS pods from $from in $t ms"
+  echo "  $1 drained $PODS pods from $from in $t ms ($reads while it ran)"
   # Reopen the drained node only once every replacement runs on the other
   # one, so the next drain again moves all the pods.
   ready_on "$to"
