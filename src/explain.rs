@@ -36,8 +36,25 @@ fn subject(c: &ComponentReport) -> Subject<'_> {
     }
 }
 
+/// The result in flow style; in text, long strings (kfp 1.8's
+/// `component_spec` annotation runs to kilobytes) are cut to their start and
+/// their length. `-o json` has them whole.
 fn flow(j: &Json) -> String {
-    flow_text(&Value::from_json(j))
+    flow_text(&Value::from_json(&shorten(j)))
+}
+
+const SHOWN: usize = 60;
+
+fn shorten(j: &Json) -> Json {
+    match j {
+        Json::String(s) if s.chars().count() > SHOWN + 20 => {
+            let head: String = s.chars().take(SHOWN).collect();
+            Json::String(format!("{head}... ({} characters)", s.chars().count()))
+        }
+        Json::Array(a) => Json::Array(a.iter().map(shorten).collect()),
+        Json::Object(m) => Json::Object(m.iter().map(|(k, v)| (k.clone(), shorten(v))).collect()),
+        other => other.clone(),
+    }
 }
 
 /// The text report.

@@ -130,6 +130,19 @@ fn kustomize_runs_the_exec_function_with_and_without_args() {
     let sb = Sandbox::new();
     let version = run(sb.cmd(built_tool("kustomize")).arg("version"), None);
     version.ok();
+    // exec.args needs kustomize >= 5.7.
+    let v: Vec<u32> = version
+        .stdout
+        .trim()
+        .trim_start_matches('v')
+        .split('.')
+        .map(|p| p.parse().expect("a numeric version"))
+        .collect();
+    assert!(
+        v >= vec![5, 7],
+        "kustomize {} is older than 5.7",
+        version.stdout.trim()
+    );
     kustomization(&sb, "plain", None, false);
     let plain = kustomize_build(&sb, "plain");
     plain.ok();

@@ -552,3 +552,35 @@ spec:
         assert!(!r.stderr.contains(field), "{}", r.stderr);
     }
 }
+
+#[test]
+fn explain_text_cuts_long_values_and_json_keeps_them() {
+    // kfp 1.8 templates carry a component_spec annotation of kilobytes.
+    let g = root().join("testdata/golden/v1/reused_components");
+    let policy = g.join("policy.yaml").display().to_string();
+    let plain = g.join("plain.yaml").display().to_string();
+    fn longest(j: &serde_json::Value) -> usize {
+        match j {
+            serde_json::Value::String(s) => s.len(),
+            serde_json::Value::Array(a) => a.iter().map(longest).max().unwrap_or(0),
+            serde_json::Value::Object(m) => m.values().map(longest).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    let r = run_in(
+        &root(),
+        &["explain", "-o", "json", "-p", &policy, &plain],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j: serde_json::Value = serde_json::from_slice(&r.stdout).expect("json");
+    let long = longest(&j["files"][0]["documents"]);
+    assert!(long > 1000, "JSON keeps the annotation whole ({long})");
+    assert!(!r.stdout_str().contains(" characters)"));
+    let r = run_in(&root(), &["explain", "-p", &policy, &plain], None, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = r.stdout_str();
+    assert!(out.contains(" characters)"), "{out}");
+    assert!(out.lines().all(|l| l.len() < long), "{out}");
+}
