@@ -215,15 +215,9 @@ fn line_start(src: &str, off: u32) -> bool {
 
 /// The byte offset of the `-` that introduces a sequence item starting at `item_start`.
 pub fn dash_before(src: &str, item_start: usize) -> Option<usize> {
-    let b = src.as_bytes();
-    let i = item_start.min(b.len());
-    if i < b.len()
-        && b[i] == b'-'
-        && b.get(i + 1)
-            .is_none_or(|c| matches!(c, b' ' | b'\n' | b'\r'))
-    {
-        return Some(i);
-    }
+    // The item's own content may start with a `-` (an item that is itself a
+    // block sequence, `- - x`): that one is the content's, so look before it.
+    let i = item_start.min(src.len());
     // Back line by line (the item may start lines after its `-`, past
     // comments and blank lines); on each line only the code before a
     // comment counts, and its last token must be the `-`.
