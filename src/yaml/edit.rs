@@ -247,6 +247,13 @@ impl<'t, 'a> Editor<'t, 'a> {
                     .find(|&(k, v)| v == cur || k == cur)
                     .map(|(k, _)| k);
                 if let Some(k) = key {
+                    let kn = tree.node(k);
+                    if kn.anchored || kn.tagged || kn.kind == Kind::Alias {
+                        return Err(self.err(
+                            k,
+                            "a key on the edit path is an alias or carries a YAML anchor or tag; kfsched does not edit entries with such keys: write the key out plainly",
+                        ));
+                    }
                     let name = tree.scalar(k);
                     if let Err((_, second)) = tree.get(p, name) {
                         return Err(self.err(
