@@ -358,14 +358,24 @@ impl<'a> Tree<'a> {
                 Event::SequenceEnd | Event::MappingEnd => {
                     if let Some(open) = stack.pop() {
                         let n = &tree.nodes[open.node as usize];
-                        let end = if n.style == Style::Flow {
+                        // A block collection always has an entry: one without
+                        // is an empty flow collection (`{ }`) whose start event
+                        // came with a zero-width span.
+                        let empty_flow = n.style == Style::Block
+                            && n.last_child == NONE
+                            && matches!(full.as_bytes().get(n.start as usize), Some(b'{' | b'['));
+                        let end = if n.style == Style::Flow || empty_flow {
                             s + 1
                         } else if n.last_child != NONE {
                             tree.nodes[n.last_child as usize].end
                         } else {
                             n.start
                         };
-                        tree.nodes[open.node as usize].end = end;
+                        let node = &mut tree.nodes[open.node as usize];
+                        node.end = end;
+                        if empty_flow {
+                            node.style = Style::Flow;
+                        }
                     }
                 }
             }
