@@ -489,7 +489,12 @@ impl<'t, 'a> Editor<'t, 'a> {
                     Some(c) => {
                         let line_end = src[c..].find(['\r', '\n']).map_or(src.len(), |p| c + p);
                         let comment_text = src[c..line_end].trim_end().to_string();
-                        let text = format!("{text}  {comment_text}");
+                        // The comment goes at the end of the value's first line
+                        // (after a block scalar's header, not into its content).
+                        let text = match text.find(['\r', '\n']) {
+                            Some(nl) => format!("{}  {comment_text}{}", &text[..nl], &text[nl..]),
+                            None => format!("{text}  {comment_text}"),
+                        };
                         self.splice(after, end, text, key_col + 1);
                     }
                     None => self.splice(after, end, text, key_col + 1),
