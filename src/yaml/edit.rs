@@ -489,11 +489,14 @@ impl<'t, 'a> Editor<'t, 'a> {
                     Some(c) => {
                         let line_end = src[c..].find(['\r', '\n']).map_or(src.len(), |p| c + p);
                         let comment_text = src[c..line_end].trim_end().to_string();
-                        // The comment goes at the end of the value's first line
-                        // (after a block scalar's header, not into its content).
+                        // The comment follows the value; a block scalar's goes
+                        // after its header, as after its end it would be content.
+                        let block_scalar = text.trim_start().starts_with(['|', '>']);
                         let text = match text.find(['\r', '\n']) {
-                            Some(nl) => format!("{}  {comment_text}{}", &text[..nl], &text[nl..]),
-                            None => format!("{text}  {comment_text}"),
+                            Some(nl) if block_scalar => {
+                                format!("{}  {comment_text}{}", &text[..nl], &text[nl..])
+                            }
+                            _ => format!("{text}  {comment_text}"),
                         };
                         self.splice(after, end, text, key_col + 1);
                     }
