@@ -241,7 +241,7 @@ pub fn dash_before(src: &str, item_start: usize) -> Option<usize> {
 }
 
 /// Where a comment starts in one line: a `#` at its start or after a blank.
-fn comment_start(line: &str) -> Option<usize> {
+pub(crate) fn comment_start(line: &str) -> Option<usize> {
     let b = line.as_bytes();
     (0..b.len()).find(|&k| b[k] == b'#' && (k == 0 || matches!(b[k - 1], b' ' | b'\t')))
 }

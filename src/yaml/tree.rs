@@ -659,10 +659,7 @@ fn block_scalar_span(src: &str, start: usize, end: usize) -> (u32, u32) {
     loop {
         let line_start = src[..line_end].rfind('\n').map_or(0, |p| p + 1);
         let line = &src[line_start..line_end];
-        let code = match line.find(" #") {
-            Some(c) => &line[..c],
-            None => line,
-        };
+        let code = crate::yaml::block::comment_start(line).map_or(line, |c| &line[..c]);
         let code = code.trim_end_matches(['\r', ' ', '\t']);
         if let Some(tok_start) = code.rfind([' ', '\t']).map(|p| p + 1).or(Some(0)) {
             let tok = &code[tok_start..];
