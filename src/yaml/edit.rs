@@ -229,6 +229,23 @@ impl<'t, 'a> Editor<'t, 'a> {
         Ok(())
     }
 
+    /// Refuses removing text that defines an anchor (`&name`) somewhere
+    /// inside it: an alias of it elsewhere would be left dangling.
+    fn check_no_anchor_within(&self, node: NodeId) -> Result<(), EditError> {
+        let tree = self.tree;
+        let mut stack = vec![node];
+        while let Some(id) = stack.pop() {
+            if tree.node(id).anchored {
+                return Err(self.err(
+                    id,
+                    "the text to replace defines a YAML anchor (&name) that aliases elsewhere may use; kfsched does not remove anchors: expand the anchor in the file",
+                ));
+            }
+            stack.extend(tree.children(id));
+        }
+        Ok(())
+    }
+
     /// Refuses edits below a duplicated key or an anchored collection: the
     /// change would land in one of two places, or also in every alias.
     fn check_path(&self, node: NodeId) -> Result<(), EditError> {
@@ -430,6 +447,7 @@ impl<'t, 'a> Editor<'t, 'a> {
     /// Replaces a node's text with a rendering of `value`.
     fn replace_node(&mut self, node: NodeId, value: &Value) -> Result<(), EditError> {
         self.check_editable(node)?;
+        self.check_no_anchor_within(node)?;
         let tree = self.tree;
         let src = tree.src();
         let Some(parent) = tree.parent(node) else {
@@ -654,6 +672,8 @@ impl<'t, 'a> Editor<'t, 'a> {
 
     fn remove_entry(&mut self, map: NodeId, key: NodeId, value: NodeId) -> Result<(), EditError> {
         self.check_editable(value)?;
+        self.check_no_anchor_within(key)?;
+        self.check_no_anchor_within(value)?;
         let src = self.tree.src();
         let ks = self.node_start(key);
         let ls = line_start(src, ks);
@@ -857,5 +877,24 @@ mod tests {
             .unwrap_err();
         assert!(err.message.contains("alias"), "{err}");
         assert_eq!(err.path, "use");
+    }
+
+    #[test]
+    fn refuses_removing_an_anchor_definition() {
+        // Replacing `templates` wholesale would drop `&tol`, which `*tol` uses.
+        let src = "templates:\n- name: a\n  tolerations: &tol\n  - {key: x}\nother: *tol\n";
+        let t = Tree::parse(src).unwrap();
+        let root = t.documents[0].root.unwrap();
+        let node = t.get_value(root, "templates").unwrap();
+        let mut e = Editor::new(&t, Flavor::Generic(BlockStyle::default()));
+        let err = e
+            .apply(Edit::Reconcile {
+                node,
+                desired: Value::Null,
+                placement: Placement::End,
+            })
+            .unwrap_err();
+        assert!(err.message.contains("defines a YAML anchor"), "{err}");
+        assert_eq!(err.path, "templates[0].tolerations");
     }
 }
