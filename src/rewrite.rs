@@ -194,7 +194,8 @@ fn skim_kfp_v2(text: &str) -> Option<Projection> {
     .then_some(p)
 }
 
-/// Checks the syntax of the skimmed document in pieces that parse on their own.
+/// Checks the syntax of the skimmed document in pieces that parse on their
+/// own: quickly where the text is plain PyYAML output, else with the parser.
 fn check_pieces(text: &str, end: usize, splits: &[(usize, u8)]) -> bool {
     let target = (end / 8).max(16 * 1024);
     let mut pieces: Vec<(usize, usize)> = Vec::new();
@@ -211,7 +212,10 @@ fn check_pieces(text: &str, end: usize, splits: &[(usize, u8)]) -> bool {
         }
     }
     pieces.push((start, end));
-    pieces.par_iter().all(|&(a, b)| check_syntax(&text[a..b]))
+    pieces.par_iter().all(|&(a, b)| {
+        let piece = &text[a..b];
+        crate::yaml::quick::accepts(piece) || check_syntax(piece)
+    })
 }
 
 fn process_parsed(

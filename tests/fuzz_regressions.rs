@@ -40,3 +40,8 @@ fn rewrite_regressions() {
 fn emit_roundtrip_regressions() {
     replay("emit_roundtrip", checks::emit_roundtrip);
 }
+
+#[test]
+fn quick_regressions() {
+    replay("quick", checks::quick);
+}

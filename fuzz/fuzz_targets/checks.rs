@@ -196,3 +196,16 @@ pub fn emit_roundtrip(data: &[u8]) {
         roundtrip(&style.entry(&key, &v, 0), &doc, "block style entry");
     }
 }
+
+/// The quick syntax check never accepts what the parser refuses.
+pub fn quick(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if kfsched::yaml::quick::accepts(text) {
+        assert!(
+            kfsched::yaml::tree::check_syntax(text),
+            "the quick check accepts text the parser refuses:\n{text}"
+        );
+    }
+}

@@ -3,6 +3,7 @@
 pub mod block;
 pub mod edit;
 pub mod emit;
+pub mod quick;
 pub mod skim;
 pub mod tree;
 pub mod value;

@@ -253,13 +253,25 @@ impl<'a> Tree<'a> {
                 Ok(e) => e,
                 Err(e) => {
                     let m = e.marker();
-                    let offset = base + conv.byte(m.index());
+                    let mut offset = base + conv.byte(m.index());
+                    let mut message = describe_scan_error(full, offset, e.info());
+                    // The parser points at the start of a quoted scalar
+                    // with a bad escape; point at the escape itself.
+                    if e.info().contains("escape") || e.info().contains("hexdecimal") {
+                        if let Some(at) = super::quick::bad_escape(&full[offset..]) {
+                            offset += at;
+                            let esc: String = full[offset..].chars().take(2).collect();
+                            message = format!(
+                                "invalid escape sequence `{esc}` in a double-quoted string (write `\\\\` for a backslash)"
+                            );
+                        }
+                    }
                     let (line, col) = line_col(full, offset);
                     return Err(SyntaxError {
                         offset,
                         line,
                         col,
-                        message: describe_scan_error(full, offset, e.info()),
+                        message,
                     });
                 }
             };

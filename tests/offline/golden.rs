@@ -95,3 +95,21 @@ fn the_binary_writes_the_same_bytes_to_stdout() {
         assert!(r.stdout == want, "{}: stdout differs", rel(&dir));
     }
 }
+
+/// The pipeline documents the SDK writes are in the subset the quick syntax
+/// check recognises, so a rewrite does not spend its time in the parser.
+#[test]
+fn sdk_v2_pipeline_documents_take_the_quick_syntax_check() {
+    for dir in golden_dirs().into_iter().filter(|d| rel(d).contains("v2/")) {
+        for name in ["plain.yaml", "expected.yaml"] {
+            let text = std::fs::read_to_string(dir.join(name)).expect("read");
+            let end = text.find("\n---").map_or(text.len(), |i| i + 1);
+            assert_eq!(
+                kfsched::yaml::quick::gives_up_at(&text[..end]),
+                None,
+                "{}/{name}",
+                rel(&dir)
+            );
+        }
+    }
+}

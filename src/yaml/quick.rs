@@ -1,0 +1,491 @@
+//! A quick, conservative syntax check for PyYAML block output.
+//!
+//! Checking a 500 KB KFP v2 pipeline with the real parser took about half of
+//! a rewrite's time, while the file is a narrow, regular kind of YAML:
+//! block mappings and sequences by indentation, one-line keys, and plain,
+//! single- or double-quoted scalars (the embedded sources folded over
+//! several lines). [`accepts`] recognises exactly that subset in one pass
+//! over the bytes. `true` means the text is valid YAML; `false` means "not
+//! known": the caller then asks the real parser. Anything unusual (tabs,
+//! non-ASCII bytes, anchors, tags, flow collections other than `{}`/`[]`,
+//! block scalars, comments after values, directives, document markers,
+//! compact nested sequences) gives `false`.
+//!
+//! The one rule this module must never break is "accepted implies the
+//! parser accepts": the unit tests mutate valid text byte by byte against
+//! the parser, and the `quick` fuzz target does the same on random input.
+
+/// Whether `text` is certainly valid YAML (see the module docs).
+pub fn accepts(text: &str) -> bool {
+    gives_up_at(text).is_none()
+}
+
+/// The line (1-based) where the check gave up, or `None` when it accepts.
+pub fn gives_up_at(text: &str) -> Option<usize> {
+    let mut c = Checker::default();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut n = 0;
+    for raw in text.split('\n') {
+        n += 1;
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        if !c.line(line) {
+            return Some(n);
+        }
+    }
+    matches!(c.scalar, Scalar::Single(_) | Scalar::Double(_)).then_some(n)
+}
+
+/// A multi-line scalar being read, with the column its lines must be
+/// indented past.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Scalar {
+    #[default]
+    None,
+    Plain(usize),
+    Single(usize),
+    Double(usize),
+}
+
+/// An open block collection.
+#[derive(Clone, Copy, Debug)]
+struct Ctx {
+    indent: usize,
+    seq: bool,
+    /// A sequence at its parent key's column (`key:\n- a`).
+    indentless: bool,
+}
+
+#[derive(Default)]
+struct Checker {
+    stack: Vec<Ctx>,
+    /// After `key:` or `-` with nothing on the line: (its column, whether
+    /// a sequence may start at that same column).
+    pending: Option<(usize, bool)>,
+    scalar: Scalar,
+    started: bool,
+}
+
+/// How a quoted scalar's text on one line ends.
+enum Quoted<'a> {
+    /// Closed; the text after the closing quote.
+    Closed(&'a str),
+    /// Continues on the next line.
+    Open,
+    Bad,
+}
+
+fn is_seq_item(rest: &str) -> bool {
+    rest == "-" || rest.starts_with("- ")
+}
+
+fn blank(s: &str) -> bool {
+    s.bytes().all(|b| b == b' ')
+}
+
+fn is_hex(s: &[u8]) -> bool {
+    s.iter().all(u8::is_ascii_hexdigit)
+}
+
+fn hex_value(s: &[u8]) -> u32 {
+    s.iter()
+        .fold(0, |v, &b| v * 16 + char::from(b).to_digit(16).unwrap_or(0))
+}
+
+/// The length of the valid escape sequence at `b[i]` (a backslash), or
+/// `None` when it is not one. A backslash ending the text escapes the line break.
+fn escape_len(b: &[u8], i: usize) -> Option<usize> {
+    let Some(&e) = b.get(i + 1) else {
+        return Some(1);
+    };
+    let digits = match e {
+        b'0' | b'a' | b'b' | b't' | b'n' | b'v' | b'f' | b'r' | b'e' | b' ' | b'"' | b'/'
+        | b'\\' | b'N' | b'_' | b'L' | b'P' | b'\n' | b'\r' => 0,
+        b'x' => 2,
+        b'u' => 4,
+        b'U' => 8,
+        _ => return None,
+    };
+    let h = b.get(i + 2..i + 2 + digits)?;
+    (is_hex(h) && (digits <= 2 || char::from_u32(hex_value(h)).is_some())).then_some(2 + digits)
+}
+
+/// Double-quoted text after the opening quote (or on a continuation line).
+fn double(s: &str) -> Quoted<'_> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => return Quoted::Closed(&s[i + 1..]),
+            b'\\' if i + 1 == b.len() => return Quoted::Open,
+            b'\\' => match escape_len(b, i) {
+                Some(n) => i += n,
+                None => return Quoted::Bad,
+            },
+            _ => i += 1,
+        }
+    }
+    Quoted::Open
+}
+
+/// The offset of the first invalid escape sequence in the double-quoted
+/// scalar that starts `s`, for pointing an error message at it.
+pub fn bad_escape(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    if b.first() != Some(&b'"') {
+        return None;
+    }
+    let mut i = 1;
+    while i < b.len() {
+        match b[i] {
+            b'"' => return None,
+            b'\\' => match escape_len(b, i) {
+                Some(n) => i += n,
+                None => return Some(i),
+            },
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Single-quoted text after the opening quote (or on a continuation line).
+fn single(s: &str) -> Quoted<'_> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\'' {
+            if b.get(i + 1) == Some(&b'\'') {
+                i += 2;
+                continue;
+            }
+            return Quoted::Closed(&s[i + 1..]);
+        }
+        i += 1;
+    }
+    Quoted::Open
+}
+
+/// Bytes that may not start a plain scalar here.
+fn is_indicator(b: u8) -> bool {
+    matches!(
+        b,
+        b'-' | b'?'
+            | b':'
+            | b','
+            | b'['
+            | b']'
+            | b'{'
+            | b'}'
+            | b'#'
+            | b'&'
+            | b'*'
+            | b'!'
+            | b'|'
+            | b'>'
+            | b'\''
+            | b'"'
+            | b'%'
+            | b'@'
+            | b'`'
+    )
+}
+
+/// The text of one line of a plain scalar in block context: no `: `,
+/// ` #` or trailing `:` (flow indicators are ordinary characters there).
+fn plain_body(s: &str) -> bool {
+    let t = s.trim_end_matches(' ');
+    !t.ends_with(':') && !t.as_bytes().windows(2).any(|w| w == b": " || w == b" #")
+}
+
+/// A plain scalar value starting a line's value.
+fn plain_start(s: &str) -> bool {
+    let b = s.as_bytes();
+    let ok_first = match b[0] {
+        b'-' => b
+            .get(1)
+            .is_some_and(|&c| c != b' ' && !is_indicator(c) || c == b'-'),
+        c => !is_indicator(c),
+    };
+    ok_first && plain_body(s)
+}
+
+/// A key at the start of `rest`: `None` when the line is not `key:` or
+/// `key: value`; otherwise the value text (`None` when empty).
+fn key_line(rest: &str) -> Option<Option<&str>> {
+    let b = rest.as_bytes();
+    let after = match b[0] {
+        b'\'' => match single(&rest[1..]) {
+            Quoted::Closed(a) => a,
+            _ => return None,
+        },
+        b'"' => match double(&rest[1..]) {
+            Quoted::Closed(a) => a,
+            _ => return None,
+        },
+        c if c.is_ascii_alphanumeric() || c == b'_' => {
+            let n = b
+                .iter()
+                .position(|&c| !(c.is_ascii_alphanumeric() || b"_.-/ ".contains(&c)))
+                .unwrap_or(b.len());
+            if rest[..n].ends_with(' ') {
+                return None;
+            }
+            &rest[n..]
+        }
+        _ => return None,
+    };
+    if rest.len() - after.len() > 1000 {
+        return None;
+    }
+    let value = after.strip_prefix(':')?;
+    if value.is_empty() {
+        return Some(None);
+    }
+    if !value.starts_with(' ') {
+        return None;
+    }
+    let v = value.trim_start_matches(' ');
+    Some((!v.is_empty()).then_some(v))
+}
+
+impl Checker {
+    fn line(&mut self, line: &str) -> bool {
+        if line.bytes().any(|b| !(b' '..=b'~').contains(&b)) {
+            return false;
+        }
+        let rest = line.trim_start_matches(' ');
+        let indent = line.len() - rest.len();
+        match self.scalar {
+            Scalar::Single(owner) | Scalar::Double(owner) => {
+                if rest.is_empty() {
+                    return true;
+                }
+                if indent <= owner {
+                    return false;
+                }
+                let q = if matches!(self.scalar, Scalar::Single(_)) {
+                    single(rest)
+                } else {
+                    double(rest)
+                };
+                return match q {
+                    Quoted::Closed(after) => {
+                        self.scalar = Scalar::None;
+                        blank(after)
+                    }
+                    Quoted::Open => true,
+                    Quoted::Bad => false,
+                };
+            }
+            Scalar::Plain(owner) => {
+                if rest.is_empty() {
+                    return true;
+                }
+                if indent > owner && !rest.starts_with('#') {
+                    // A continuation line: indicators are ordinary there,
+                    // except the ones that could start a block entry.
+                    return !matches!(rest.as_bytes()[0], b'-' | b'?' | b':') && plain_body(rest);
+                }
+                self.scalar = Scalar::None;
+            }
+            Scalar::None => {}
+        }
+        if rest.is_empty() || rest.starts_with('#') {
+            return true;
+        }
+        self.structure(indent, rest)
+    }
+
+    fn structure(&mut self, indent: usize, rest: &str) -> bool {
+        let seq = is_seq_item(rest);
+        if let Some((owner, indentless_ok)) = self.pending.take() {
+            if indent > owner {
+                self.stack.push(Ctx {
+                    indent,
+                    seq,
+                    indentless: false,
+                });
+            } else if indent == owner && indentless_ok && seq {
+                self.stack.push(Ctx {
+                    indent,
+                    seq,
+                    indentless: true,
+                });
+            }
+        }
+        if self.stack.is_empty() {
+            if self.started {
+                return false;
+            }
+            self.started = true;
+            self.stack.push(Ctx {
+                indent,
+                seq,
+                indentless: false,
+            });
+        }
+        while let Some(top) = self.stack.last() {
+            if top.indent > indent || (top.indentless && top.indent == indent && !seq) {
+                self.stack.pop();
+            } else {
+                break;
+            }
+        }
+        let Some(&top) = self.stack.last() else {
+            return false;
+        };
+        if top.indent != indent || top.seq != seq {
+            return false;
+        }
+        if seq {
+            self.seq_entry(indent, rest)
+        } else {
+            self.key_entry(indent, rest)
+        }
+    }
+
+    fn seq_entry(&mut self, indent: usize, rest: &str) -> bool {
+        let after = &rest[1..];
+        let body = after.trim_start_matches(' ');
+        if body.is_empty() {
+            self.pending = Some((indent, false));
+            return true;
+        }
+        if is_seq_item(body) || body.starts_with('#') {
+            return false;
+        }
+        let col = indent + 1 + (after.len() - body.len());
+        if key_line(body).is_some() {
+            self.stack.push(Ctx {
+                indent: col,
+                seq: false,
+                indentless: false,
+            });
+            return self.key_entry(col, body);
+        }
+        self.value(indent, body)
+    }
+
+    fn key_entry(&mut self, indent: usize, rest: &str) -> bool {
+        match key_line(rest) {
+            None => false,
+            Some(None) => {
+                self.pending = Some((indent, true));
+                true
+            }
+            Some(Some(v)) => self.value(indent, v),
+        }
+    }
+
+    /// A value on the line of its key or dash; `owner` is that column.
+    fn value(&mut self, owner: usize, v: &str) -> bool {
+        let quoted = match v.as_bytes()[0] {
+            b'"' => double(&v[1..]),
+            b'\'' => single(&v[1..]),
+            b'{' | b'[' => return matches!(v.trim_end_matches(' '), "{}" | "[]"),
+            _ => {
+                if !plain_start(v) {
+                    return false;
+                }
+                self.scalar = Scalar::Plain(owner);
+                return true;
+            }
+        };
+        match quoted {
+            Quoted::Closed(after) => blank(after),
+            Quoted::Open => {
+                self.scalar = if v.starts_with('"') {
+                    Scalar::Double(owner)
+                } else {
+                    Scalar::Single(owner)
+                };
+                true
+            }
+            Quoted::Bad => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::tree::check_syntax;
+
+    const SAMPLE: &str = "# PIPELINE DEFINITION\n# Name: p\ncomponents:\n  comp-a:\n    executorLabel: exec-a\n    inputDefinitions:\n      parameters:\n        n:\n          parameterType: NUMBER_INTEGER\ndeploymentSpec:\n  executors:\n    exec-a:\n      container:\n        args:\n        - --executor_input\n        - '{{$}}'\n        command:\n        - sh\n        - \"\\nif ! [ -x \\\"$(command -v pip)\\\" ]; then\\n    python3 -m ensurepip ||\\\n          \\ python3 -m ensurepip --user\\n\\u00e9\\n\"\n        - 'program_path=$(mktemp -d)\n\n\n          printf \"%s\" \"$0\"\n\n          '\n        image: python:3.11-slim\npipelineInfo:\n  description: a long description, that PyYAML folds\n    over two lines [x]\n    != 'heads'\n  name: p\nroot:\n  dag:\n    tasks:\n      a:\n        cachingOptions: {}\n        dependentTasks: []\n        taskInfo:\n          name: 'Train checkpoint shard 1'\n  inputDefinitions:\n    parameters:\n      - name: x\n        value: 1\n      -\n        name: y\nschemaVersion: 2.1.0\nsdkVersion: kfp-2.17.3\n";
+
+    #[test]
+    fn accepts_pyyaml_block_output() {
+        assert!(check_syntax(SAMPLE));
+        assert!(accepts(SAMPLE));
+        assert!(accepts(&SAMPLE.replace('\n', "\r\n")));
+        assert!(accepts(&format!("\u{feff}{SAMPLE}")));
+        assert!(accepts(""));
+        assert!(accepts("a:\n- b\nc: d\n"));
+    }
+
+    #[test]
+    fn leaves_the_unusual_to_the_parser() {
+        for (text, valid) in [
+            ("a: b\n  c: d\n", false),
+            ("a:\n  b: 1\n c: 2\n", false),
+            ("a: \"open\n", false),
+            ("a: 'x'y'\n", false),
+            ("a: \"\\q\"\n", false),
+            ("a: \"\\ud800\"\n", false),
+            ("a: - b\n", false),
+            ("- a: 1\n  - b\n", false),
+            ("a: &x 1\nb: *x\n", true),
+            ("a: |\n  text\n", true),
+            ("a: [1, 2]\n", true),
+            ("a: b # c\n", true),
+            ("a:\tb\n", false),
+            ("a: b\tc\n", true),
+            ("a: é\n", true),
+            ("--- a\n", true),
+            ("- - a\n", true),
+        ] {
+            assert_eq!(check_syntax(text), valid, "{text:?}");
+            assert!(!accepts(text), "{text:?}");
+        }
+    }
+
+    /// Every single-byte change of the sample: accepted implies parsed.
+    #[test]
+    fn accepted_mutants_parse() {
+        let mut accepted = 0;
+        let bytes = SAMPLE.as_bytes();
+        for i in 0..bytes.len() {
+            for r in [
+                None,
+                Some(b':'),
+                Some(b' '),
+                Some(b'#'),
+                Some(b'\''),
+                Some(b'"'),
+                Some(b'\\'),
+                Some(b'-'),
+                Some(b'\n'),
+                Some(b'{'),
+                Some(b'x'),
+                Some(b'?'),
+            ] {
+                let mut m = bytes.to_vec();
+                match r {
+                    None => {
+                        m.remove(i);
+                    }
+                    Some(c) => m[i] = c,
+                }
+                let Ok(text) = std::str::from_utf8(&m) else {
+                    continue;
+                };
+                if accepts(text) {
+                    accepted += 1;
+                    assert!(check_syntax(text), "accepted but invalid: {text:?}");
+                }
+            }
+        }
+        // Most changes keep the text in the subset: the test is not vacuous.
+        assert!(accepted > bytes.len() * 4, "{accepted}");
+    }
+}
