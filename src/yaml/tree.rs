@@ -345,10 +345,9 @@ impl<'a> Tree<'a> {
                 }
                 Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
                     let is_map = matches!(event, Event::MappingStart(..));
-                    let flow = e > s && {
-                        let last = full.as_bytes()[(e - 1) as usize];
-                        last == b'{' || last == b'['
-                    };
+                    // The span runs from the anchor or tag, if any, through
+                    // the bracket and whatever blanks or comment follow it.
+                    let flow = opens_flow(&full[s as usize..e as usize]);
                     let kind = if is_map { Kind::Map } else { Kind::Seq };
                     let style = if flow { Style::Flow } else { Style::Block };
                     // A block sequence at its parent key's indentation is
@@ -699,6 +698,21 @@ fn block_scalar_span(src: &str, start: usize, end: usize) -> (u32, u32) {
     (start as u32, e.max(header_end) as u32)
 }
 
+/// Whether a collection's start span (anchor, tag, then the opening
+/// bracket for a flow collection) opens a flow collection.
+fn opens_flow(span: &str) -> bool {
+    let mut rest = span;
+    loop {
+        rest = rest.trim_start_matches([' ', '\t', '\r', '\n']);
+        if rest.starts_with(['&', '!']) {
+            let n = rest.find([' ', '\t', '\r', '\n']).unwrap_or(rest.len());
+            rest = &rest[n..];
+        } else {
+            return rest.starts_with(['{', '[']);
+        }
+    }
+}
+
 fn describe_scan_error(src: &str, offset: usize, info: &str) -> String {
     // A tab in a line's indentation is the common cause of several scanner
     // messages; say so plainly.
@@ -779,6 +793,23 @@ mod tests {
             "lit"
         );
         assert_eq!(t.path(r), "c[1].r");
+    }
+
+    #[test]
+    fn flow_collections_are_recognised_whatever_follows_the_bracket() {
+        let src = "a: {    x: 1,\n  y: 2}\nb: [ # c\n  1]\nc: &k !!map { z: 3 }\nd: &m\n  e: 4\nf: !!seq\n- 5\n";
+        let t = Tree::parse(src).unwrap();
+        let root = t.documents[0].root.unwrap();
+        for (key, style) in [
+            ("a", Style::Flow),
+            ("b", Style::Flow),
+            ("c", Style::Flow),
+            ("d", Style::Block),
+            ("f", Style::Block),
+        ] {
+            let v = t.get_value(root, key).unwrap();
+            assert_eq!(t.node(v).style, style, "{key}");
+        }
     }
 
     #[test]
