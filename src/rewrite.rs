@@ -152,9 +152,11 @@ pub fn process_with(
         // skimmed projection while the real parser checks its syntax, piece
         // by piece, on the other threads. If the check fails, the full
         // parse below reports the error exactly.
-        let (syntax_ok, result) = rayon::join(
-            || check_pieces(text, end, &splits),
+        // The processing runs on this thread and the check is stolen by
+        // another: the allocations then stay in one allocator arena.
+        let (result, syntax_ok) = rayon::join(
             || process_parsed(file, text, bytes, policy, opts, Some((value, end))),
+            || check_pieces(text, end, &splits),
         );
         if syntax_ok {
             return result;
@@ -343,7 +345,7 @@ pub(crate) fn plan(
                 Doc::Other(why) => Some(why.clone()),
                 _ => None,
             },
-            components: Vec::new(),
+            components: Vec::with_capacity(comps.len()),
             skipped: doc.skipped().to_vec(),
         };
         if comps.is_empty() {
@@ -352,7 +354,7 @@ pub(crate) fn plan(
         }
         let shape = doc.shape();
         let target = doc.sched_target();
-        let mut changes: Vec<Change> = Vec::new();
+        let mut changes: Vec<Change> = Vec::with_capacity(comps.len());
         let mut selected_any = false;
         let mut verdict_table: Vec<Vec<Verdict>> = Vec::with_capacity(comps.len());
         for comp in comps {
@@ -404,8 +406,17 @@ pub(crate) fn plan(
                 label: comp.label.clone(),
                 kind: comp.kind.clone(),
                 pipeline: comp.pipeline.clone(),
-                names: comp.names.clone(),
-                images: comp.images.clone(),
+                // Only `explain` shows them.
+                names: if opts.details {
+                    comp.names.clone()
+                } else {
+                    Vec::new()
+                },
+                images: if opts.details {
+                    comp.images.clone()
+                } else {
+                    Vec::new()
+                },
                 verdicts: verdicts.clone(),
                 before: if opts.details {
                     before.to_json()
