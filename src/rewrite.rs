@@ -498,7 +498,10 @@ pub(crate) fn plan(
         let style = *style.get_or_insert_with(|| crate::yaml::BlockStyle::detect(tree));
         let flavor = doc.flavor(style);
         editor.set_flavor(flavor);
-        for edit in format::write(tree, doc, flavor, &changes) {
+        let edits = format::write(tree, doc, flavor, &changes);
+        // The edits carry what they need; free the merged scheduling first.
+        drop(changes);
+        for edit in edits {
             if let Err(e) = editor.apply(edit) {
                 errors.push(diag_at(
                     tree,

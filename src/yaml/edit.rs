@@ -226,6 +226,23 @@ impl<'t, 'a> Editor<'t, 'a> {
         if n.anchored {
             return Err(self.err(node, "the value to edit carries a YAML anchor (&name) that aliases elsewhere share; kfsched does not edit anchored values: expand the anchor in the file"));
         }
+        self.check_plain_keys(node)
+    }
+
+    /// Refuses mappings with a collection as a key (`? [a, b]: c`): their
+    /// entries cannot be matched by name, and their spans can be empty.
+    fn check_plain_keys(&self, node: NodeId) -> Result<(), EditError> {
+        let tree = self.tree;
+        if tree.kind(node) == Kind::Map
+            && tree
+                .entries(node)
+                .any(|(k, _)| matches!(tree.kind(k), Kind::Map | Kind::Seq))
+        {
+            return Err(self.err(
+                node,
+                "the value to edit has a mapping or sequence as a key (`? ...`); kfsched does not edit such entries: write plain `key: value` entries",
+            ));
+        }
         Ok(())
     }
 
@@ -241,6 +258,7 @@ impl<'t, 'a> Editor<'t, 'a> {
                     "the text to replace defines a YAML anchor (&name) that aliases elsewhere may use; kfsched does not remove anchors: expand the anchor in the file",
                 ));
             }
+            self.check_plain_keys(id)?;
             stack.extend(tree.children(id));
         }
         Ok(())
@@ -740,24 +758,23 @@ impl<'t, 'a> Editor<'t, 'a> {
 
     fn append_document(&mut self, value: &Value) {
         let src = self.tree.src();
-        let mut text = String::new();
-        if !src.is_empty() && !src.ends_with('\n') {
-            text.push('\n');
-        }
-        match self.flavor {
+        let newline = !src.is_empty() && !src.ends_with('\n');
+        let mut text = match self.flavor {
             Flavor::Generic(bs) => {
-                text.push_str("---\n");
+                let mut text = String::from("---\n");
                 if let Value::Map(m) = value {
                     for (k, v) in m {
                         text.push_str(&bs.entry(k, v, 0));
                     }
                 }
+                text
             }
-            f => text.push_str(&Emitter::next_document(
-                f.profile().unwrap_or(PyProfile::KfpV2),
-                value,
-            )),
+            f => Emitter::next_document(f.profile().unwrap_or(PyProfile::KfpV2), value),
+        };
+        if newline {
+            text.insert(0, '\n');
         }
+        text.shrink_to_fit();
         let end = src.len();
         let appends = self.only_appends;
         self.splice(end, end, text, 0);
