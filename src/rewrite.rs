@@ -103,6 +103,10 @@ pub fn process_all(
     policy: &Policy,
     opts: Options,
 ) -> Vec<Result<FileOutcome, Vec<Diagnostic>>> {
+    if let [one] = inputs {
+        // On the calling thread (see `process_with`).
+        return vec![process_with(&one.file, &one.bytes, policy, opts)];
+    }
     inputs
         .par_iter()
         .map(|i| process_with(&i.file, &i.bytes, policy, opts))
@@ -152,12 +156,20 @@ pub fn process_with(
         // skimmed projection while the real parser checks its syntax, piece
         // by piece, on the other threads. If the check fails, the full
         // parse below reports the error exactly.
-        // The processing runs on this thread and the check is stolen by
-        // another: the allocations then stay in one allocator arena.
-        let (result, syntax_ok) = rayon::join(
-            || process_parsed(file, text, bytes, policy, opts, Some((value, end))),
-            || check_pieces(text, end, &splits),
-        );
+        // The processing runs on this thread and the check beside it: the
+        // allocations then stay in this thread's allocator arena (a second
+        // arena would keep its freed pages and add to the peak RSS).
+        let process = || process_parsed(file, text, bytes, policy, opts, Some((value, end)));
+        let check = || check_pieces(text, end, &splits);
+        let (result, syntax_ok) = if rayon::current_thread_index().is_some() {
+            rayon::join(process, check)
+        } else {
+            std::thread::scope(|s| {
+                let checker = s.spawn(check);
+                let result = process();
+                (result, checker.join().unwrap_or(false))
+            })
+        };
         if syntax_ok {
             return result;
         }

@@ -12,6 +12,8 @@ use k8s_openapi::api::core::v1::{
     Toleration, WeightedPodAffinityTerm,
 };
 
+use std::sync::Arc;
+
 use crate::policy::{Rule, Strategy};
 use crate::yaml::Value;
 
@@ -36,10 +38,13 @@ pub struct TolKey {
 
 /// A toleration entry; `key` is `None` for entries that hold a run-time
 /// value (`tolerationJson`) or that kfsched cannot read.
+///
+/// Both parts are shared: a rule's tolerations are built once per shape and
+/// every component it selects points at them.
 #[derive(Clone, Debug)]
 pub struct Tol {
-    pub key: Option<TolKey>,
-    pub raw: Value,
+    pub key: Option<Arc<TolKey>>,
+    pub raw: Arc<Value>,
 }
 
 /// A node-selector requirement in comparable form.
@@ -192,19 +197,32 @@ pub fn tol_from_raw(raw: &Value) -> Tol {
                 _ => None,
             };
             let op = text(raw.get("operator"));
-            Some(TolKey {
+            Some(Arc::new(TolKey {
                 key: text(raw.get("key")),
                 operator: if op.is_empty() { "Equal".into() } else { op },
                 value: text(raw.get("value")),
                 effect: text(raw.get("effect")),
                 seconds,
-            })
+            }))
         }
         _ => None,
     };
     Tol {
         key,
-        raw: raw.clone(),
+        raw: Arc::new(raw.clone()),
+    }
+}
+
+impl Rule {
+    /// The rule's tolerations as entries of `shape`, built once.
+    fn tols(&self, shape: Shape) -> &[Tol] {
+        let cell = &self.tol_cache[usize::from(shape == Shape::KfpV2)];
+        cell.get_or_init(|| {
+            self.tolerations
+                .iter()
+                .map(|t| tol_from_raw(&tol_value(t, shape)))
+                .collect()
+        })
     }
 }
 
@@ -597,10 +615,9 @@ impl Sched {
         // tolerations
         if replace && rule.names_tolerations {
             let mut new: Vec<Tol> = Vec::new();
-            for t in &rule.tolerations {
-                let tol = tol_from_raw(&tol_value(t, shape));
+            for tol in rule.tols(shape) {
                 if !new.iter().any(|n| n.key == tol.key) {
-                    new.push(tol);
+                    new.push(tol.clone());
                 }
             }
             if !same_tols(&self.tolerations, &new) {
@@ -608,14 +625,13 @@ impl Sched {
                 c.tolerations = true;
             }
         } else {
-            for t in &rule.tolerations {
-                let tol = tol_from_raw(&tol_value(t, shape));
+            for tol in rule.tols(shape) {
                 if !self
                     .tolerations
                     .iter()
                     .any(|e| e.key.is_some() && e.key == tol.key)
                 {
-                    self.tolerations.push(tol);
+                    self.tolerations.push(tol.clone());
                     c.tolerations = true;
                 }
             }

@@ -361,7 +361,13 @@ pub(crate) fn pod_field_edits(
     if c.tolerations {
         set(
             "tolerations",
-            Value::Seq(ch.after.tolerations.iter().map(|t| t.raw.clone()).collect()),
+            Value::Seq(
+                ch.after
+                    .tolerations
+                    .iter()
+                    .map(|t| Value::clone(&t.raw))
+                    .collect(),
+            ),
         );
     }
     if c.affinity() {

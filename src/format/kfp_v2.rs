@@ -359,7 +359,13 @@ impl Pipeline {
                 .unwrap_or_else(|| "tolerations".into());
             cfg.set(
                 &key,
-                Value::Seq(after.tolerations.iter().map(|t| t.raw.clone()).collect()),
+                Value::Seq(
+                    after
+                        .tolerations
+                        .iter()
+                        .map(|t| Value::clone(&t.raw))
+                        .collect(),
+                ),
             );
         }
         if c.node_selector {

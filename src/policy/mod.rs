@@ -81,6 +81,8 @@ pub struct Rule {
     pub names_tolerations: bool,
     pub names_node_selector: bool,
     pub names_affinity: bool,
+    /// `tolerations` as merge entries, per shape (see `Rule::tols` in sched).
+    pub(crate) tol_cache: [std::sync::OnceLock<Vec<crate::sched::Tol>>; 2],
 }
 
 impl Rule {
@@ -687,6 +689,7 @@ impl Validator {
             names_tolerations,
             names_node_selector,
             names_affinity,
+            tol_cache: Default::default(),
         };
         let does_nothing = rule.tolerations.is_empty()
             && rule.node_selector.is_empty()
