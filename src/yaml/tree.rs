@@ -376,7 +376,7 @@ impl<'a> Tree<'a> {
                             && n.last_child == NONE
                             && matches!(full.as_bytes().get(n.start as usize), Some(b'{' | b'['));
                         let end = if n.style == Style::Flow || empty_flow {
-                            s + 1
+                            flow_end(full, s as usize)
                         } else if n.last_child != NONE {
                             tree.nodes[n.last_child as usize].end
                         } else {
@@ -698,6 +698,23 @@ fn block_scalar_span(src: &str, start: usize, end: usize) -> (u32, u32) {
     (start as u32, e.max(header_end) as u32)
 }
 
+/// Just past the closing bracket of a flow collection whose end event is
+/// at `at`: the event sits on the bracket, except after an implicit null
+/// entry (`{a ,}`), where it sits on the comma before it.
+fn flow_end(src: &str, at: usize) -> u32 {
+    let b = src.as_bytes();
+    let mut i = at;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'}' | b']' => return (i + 1) as u32,
+            b' ' | b'\t' | b'\r' | b'\n' | b',' => i += 1,
+            b'#' => i += src[i..].find('\n').unwrap_or(src.len() - i),
+            _ => break,
+        }
+    }
+    (at + 1) as u32
+}
+
 /// Whether a collection's start span (anchor, tag, then the opening
 /// bracket for a flow collection) opens a flow collection.
 fn opens_flow(span: &str) -> bool {
@@ -793,6 +810,17 @@ mod tests {
             "lit"
         );
         assert_eq!(t.path(r), "c[1].r");
+    }
+
+    #[test]
+    fn a_flow_collection_ends_past_its_bracket_after_an_implicit_null() {
+        let src = "n: {imatab ,}\nm: [a ,]\nk: {a: 1}\n";
+        let t = Tree::parse(src).unwrap();
+        let root = t.documents[0].root.unwrap();
+        for (key, text) in [("n", "{imatab ,}"), ("m", "[a ,]"), ("k", "{a: 1}")] {
+            let v = t.node(t.get_value(root, key).unwrap());
+            assert_eq!(&src[v.start as usize..v.end as usize], text);
+        }
     }
 
     #[test]
