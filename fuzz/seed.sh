@@ -13,7 +13,9 @@ for f in ../testdata/cases/*/input.yaml ../testdata/bad/*/input.yaml ../testdata
 done
 mkdir -p corpus/quick
 for f in ../testdata/golden/v2/*/plain.yaml ../testdata/golden/corpus-v2/*/plain.yaml ../fuzz/regressions/quick/*; do
-  [ "$(wc -c < "$f")" -lt 40000 ] && cp "$f" "corpus/quick/$(basename "$(dirname "$f")")-$(basename "$f")"
+  if [ "$(wc -c < "$f")" -lt 40000 ]; then
+    cp "$f" "corpus/quick/$(basename "$(dirname "$f")")-$(basename "$f")"
+  fi
 done
 for i in $(seq 1 40); do head -c 64 /dev/urandom > "corpus/emit_roundtrip/seed-$i"; done
 echo "seeded $i files"

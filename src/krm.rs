@@ -126,7 +126,7 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
             file: "<stdin>".into(),
             line: e.line,
             col: e.col,
-            path: String::new(),
+            path: e.path.clone(),
             message: format!("invalid YAML: {}", e.message),
         }])
     })?;

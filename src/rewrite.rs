@@ -247,7 +247,7 @@ fn process_parsed(
             file: file.to_string(),
             line: e.line,
             col: e.col,
-            path: String::new(),
+            path: e.path.clone(),
             message: format!("invalid YAML: {}; nothing was written", e.message),
         }]
     })?;

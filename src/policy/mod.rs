@@ -187,7 +187,7 @@ impl Policy {
                 file: file.to_string(),
                 line: e.line,
                 col: e.col,
-                path: String::new(),
+                path: e.path.clone(),
                 message: format!("invalid YAML: {}", e.message),
             }])
         })?;

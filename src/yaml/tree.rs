@@ -104,6 +104,8 @@ pub struct SyntaxError {
     pub offset: usize,
     pub line: usize,
     pub col: usize,
+    /// The YAML path of the entry the parser was in (empty at the top).
+    pub path: String,
     pub message: String,
 }
 
@@ -170,6 +172,7 @@ pub fn bare_cr(src: &str) -> Option<SyntaxError> {
                 offset: at,
                 line,
                 col,
+                path: String::new(),
                 message: "a carriage return (CR) without a line feed is used as a line break; convert the file to LF or CRLF line endings".into(),
             });
         }
@@ -234,6 +237,7 @@ impl<'a> Tree<'a> {
                 offset: 0,
                 line: 1,
                 col: 1,
+                path: String::new(),
                 message: "file is larger than 4 GiB".into(),
             });
         }
@@ -271,6 +275,7 @@ impl<'a> Tree<'a> {
                         offset,
                         line,
                         col,
+                        path: tree.open_path(&stack),
                         message,
                     });
                 }
@@ -619,6 +624,31 @@ impl<'a> Tree<'a> {
             out.push_str(&p);
         }
         out
+    }
+
+    /// The path of the entry being read when parsing stopped: the
+    /// innermost open collection, and in it the key whose value is pending
+    /// or the index of the item being read.
+    fn open_path(&self, stack: &[Open]) -> String {
+        let Some(open) = stack.last() else {
+            return String::new();
+        };
+        let mut path = self.path(open.node);
+        let last = self.children(open.node).last();
+        let inner = match self.kind(open.node) {
+            Kind::Map if open.count % 2 == 1 => last
+                .filter(|&k| self.kind(k) == Kind::Scalar)
+                .map(|k| path_key(self.scalar(k))),
+            Kind::Seq => Some(format!("[{}]", open.count)),
+            _ => None,
+        };
+        if let Some(p) = inner {
+            if !path.is_empty() && !p.starts_with('[') {
+                path.push('.');
+            }
+            path.push_str(&p);
+        }
+        path
     }
 
     /// Index of the document a node belongs to.

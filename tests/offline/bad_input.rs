@@ -152,7 +152,7 @@ fn one_bad_file_among_many_means_none_is_written() {
     assert_fails(
         &dir,
         &["rewrite", "-i", "-p", "policy.yaml", "p"],
-        "error: p/b.yaml:4:1: invalid YAML: while parsing a flow mapping, did not find expected ',' or '}'; nothing was written\nerror: nothing was written (1 problem in 3 inputs)\n",
+        "error: p/b.yaml:4:1: metadata: invalid YAML: while parsing a flow mapping, did not find expected ',' or '}'; nothing was written\nerror: nothing was written (1 problem in 3 inputs)\n",
     );
 }
 
