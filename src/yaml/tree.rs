@@ -332,6 +332,18 @@ impl<'a> Tree<'a> {
                         match full.as_bytes().get(s as usize) {
                             Some(b':' | b'-') if s == end && !is_key => (s + 1, s + 1),
                             Some(b'}' | b']' | b',') => (s, s),
+                            // The empty value of an explicit key (`? k` with
+                            // no `:`) is reported at the next line's first
+                            // token: put it right after its key.
+                            _ if s == end && !is_key && at_line_start(full, s as usize) => {
+                                let key_end = stack
+                                    .last()
+                                    .filter(|o| tree.nodes[o.node as usize].kind == Kind::Map)
+                                    .map(|o| tree.nodes[o.node as usize].last_child)
+                                    .filter(|&k| k != NONE)
+                                    .map_or(s, |k| tree.nodes[k as usize].end);
+                                (key_end.min(s), key_end.min(s))
+                            }
                             _ => (s, end),
                         }
                     } else {
@@ -728,6 +740,15 @@ fn block_scalar_span(src: &str, start: usize, end: usize) -> (u32, u32) {
     (start as u32, e.max(header_end) as u32)
 }
 
+/// Whether only spaces stand between the start of `at`'s line and `at`.
+fn at_line_start(src: &str, at: usize) -> bool {
+    src[..at]
+        .bytes()
+        .rev()
+        .take_while(|&b| b != b'\n')
+        .all(|b| b == b' ')
+}
+
 /// Just past the closing bracket of a flow collection whose end event is
 /// at `at`: the event sits on the bracket, except after an implicit null
 /// entry (`{a ,}`), where it sits on the comma before it.
@@ -840,6 +861,15 @@ mod tests {
             "lit"
         );
         assert_eq!(t.path(r), "c[1].r");
+    }
+
+    #[test]
+    fn an_explicit_key_without_a_value_ends_its_mapping_at_the_key() {
+        let src = "tc:\n  ? /\nnext: 1\n";
+        let t = Tree::parse(src).unwrap();
+        let root = t.documents[0].root.unwrap();
+        let v = t.node(t.get_value(root, "tc").unwrap());
+        assert_eq!(&src[v.start as usize..v.end as usize], "? /");
     }
 
     #[test]
