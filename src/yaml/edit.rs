@@ -589,12 +589,13 @@ impl<'t, 'a> Editor<'t, 'a> {
                 .last()
                 .map(|c| self.node_end(c))
                 .unwrap_or(self.node_start(map) + 1);
-            let text = format!(
-                ", {}",
-                flow_text(&Value::Map(vec![(key.to_string(), value.clone())]))
-                    .trim_start_matches('{')
-                    .trim_end_matches('}')
-            );
+            let one = flow_text(&Value::Map(vec![(key.to_string(), value.clone())]));
+            // Only the outer braces: the value may end in its own.
+            let entry = one
+                .strip_prefix('{')
+                .and_then(|t| t.strip_suffix('}'))
+                .unwrap_or(&one);
+            let text = format!(", {entry}");
             let col = self.col(last);
             self.splice(last, last, text, col);
             return Ok(());
@@ -843,6 +844,26 @@ mod tests {
             out,
             "# head\r\nspec:\r\n  a: 1  # keep\r\n  nodeSelector:\r\n    disktype: ssd\r\n  # tail\r\nother: x\r\n"
         );
+    }
+
+    #[test]
+    fn a_nested_map_added_to_a_flow_map_keeps_its_braces() {
+        let src = "spec: {a: 1}\n";
+        let out = run(
+            src,
+            |t| Flavor::Generic(BlockStyle::detect(t)),
+            |t| {
+                let root = t.documents[0].root.unwrap();
+                let spec = t.get_value(root, "spec").unwrap();
+                vec![Edit::Insert {
+                    map: spec,
+                    key: "nodeSelector".into(),
+                    value: v(&[("disktype", Value::str("ssd"))]),
+                    placement: Placement::End,
+                }]
+            },
+        );
+        assert_eq!(out, "spec: {a: 1, nodeSelector: {disktype: ssd}}\n");
     }
 
     #[test]
