@@ -509,7 +509,7 @@ impl<'t, 'a> Editor<'t, 'a> {
                 let comment = between.find('#').map(|p| after + p);
                 let keep_flow = tree.node(node).style == Style::Flow
                     && matches!(value, Value::Map(_) | Value::Seq(_));
-                let text = match self.flavor.profile() {
+                let mut text = match self.flavor.profile() {
                     Some(p) => Emitter::after_key(p, value, key_col, self.col(after)),
                     None if keep_flow => format!(" {}", flow_text(value)),
                     None => match self.flavor {
@@ -517,6 +517,11 @@ impl<'t, 'a> Editor<'t, 'a> {
                         _ => unreachable!(),
                     },
                 };
+                if has_block_scalar(&text) && self.comments_follow_deeper(end, key_col) {
+                    // A block scalar would take the indented comments after
+                    // it as content: write the value in flow style instead.
+                    text = format!(" {}", flow_text(value));
+                }
                 match comment {
                     Some(c) if text.starts_with('\n') => {
                         let line_end = src[c..].find(['\r', '\n']).map_or(src.len(), |p| c + p);
@@ -544,7 +549,7 @@ impl<'t, 'a> Editor<'t, 'a> {
                 let dash = dash_before(src, start)
                     .ok_or_else(|| self.err(node, "cannot find the `-` of this sequence item"))?;
                 let dash_col = self.col(dash);
-                let text = match self.flavor {
+                let mut text = match self.flavor {
                     Flavor::Generic(bs) => bs.after_dash(value, dash_col),
                     f => Emitter::after_dash(
                         f.profile().unwrap_or(PyProfile::KfpV2),
@@ -552,11 +557,31 @@ impl<'t, 'a> Editor<'t, 'a> {
                         dash_col,
                     ),
                 };
+                if has_block_scalar(&text) && self.comments_follow_deeper(end, dash_col) {
+                    text = format!(" {}", flow_text(value));
+                }
                 self.splice(dash + 1, end.max(dash + 1), text, dash_col + 1);
                 Ok(())
             }
             _ => Err(self.err(node, "unexpected parent node")),
         }
+    }
+
+    /// Whether comment lines indented past `col` follow the line holding
+    /// `end` before the next content line.
+    fn comments_follow_deeper(&self, end: usize, col: usize) -> bool {
+        let src = self.tree.src();
+        let Some(next) = self.after_line(end) else {
+            return false;
+        };
+        for line in src[next..].lines() {
+            let rest = line.trim_start_matches(' ');
+            if rest.trim().is_empty() {
+                continue;
+            }
+            return rest.starts_with('#') && line.len() - rest.len() > col;
+        }
+        false
     }
 
     // ----- maps --------------------------------------------------------------------
@@ -781,6 +806,18 @@ impl<'t, 'a> Editor<'t, 'a> {
         self.splice(end, end, text, 0);
         self.only_appends = appends;
     }
+}
+
+/// Whether rendered text holds a block scalar header (`|`, `>-`, ...).
+fn has_block_scalar(text: &str) -> bool {
+    text.lines().any(|l| {
+        l.split_whitespace().last().is_some_and(|t| {
+            t.starts_with(['|', '>'])
+                && t[1..]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b == b'-' || b == b'+')
+        })
+    })
 }
 
 impl Placement {
