@@ -28,6 +28,7 @@ struct ScalarEvent<'v> {
     implicit_plain: bool,
 }
 
+#[derive(Debug, PartialEq, Eq)]
 struct Analysis {
     empty: bool,
     multiline: bool,
@@ -704,7 +705,30 @@ fn is_ws(c: Option<char>) -> bool {
     )
 }
 
+/// Names, paths, images and numbers (most scalars of a pipeline) need no
+/// analysis: every style is allowed for them.
+fn is_simple_scalar(b: &[u8]) -> bool {
+    b.first().is_some_and(u8::is_ascii_alphanumeric)
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'/' | b'-'))
+}
+
 fn analyze_scalar(scalar: &str) -> Analysis {
+    if is_simple_scalar(scalar.as_bytes()) {
+        return Analysis {
+            empty: false,
+            multiline: false,
+            allow_flow_plain: true,
+            allow_block_plain: true,
+            allow_single_quoted: true,
+            allow_block: true,
+        };
+    }
+    analyze_any_scalar(scalar)
+}
+
+/// PyYAML's `analyze_scalar`.
+fn analyze_any_scalar(scalar: &str) -> Analysis {
     if scalar.is_empty() {
         return Analysis {
             empty: true,
@@ -900,6 +924,38 @@ pub fn single_quoted(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn simple_scalars_take_the_fast_path_to_the_same_analysis() {
+        let alphabet = b"aZ09_./-";
+        let mut n = 0;
+        for len in 1..=5usize {
+            for mut k in 0..alphabet.len().pow(len as u32) {
+                let mut s = String::new();
+                for _ in 0..len {
+                    s.push(alphabet[k % alphabet.len()] as char);
+                    k /= alphabet.len();
+                }
+                if is_simple_scalar(s.as_bytes()) {
+                    n += 1;
+                    assert_eq!(analyze_scalar(&s), analyze_any_scalar(&s), "{s:?}");
+                }
+            }
+        }
+        for s in [
+            "exec-train",
+            "python:3.11",
+            "-x",
+            ".x",
+            "a b",
+            "a,b",
+            "",
+            "a:",
+        ] {
+            assert_eq!(analyze_scalar(s), analyze_any_scalar(s), "{s:?}");
+        }
+        assert!(n > 10_000, "{n}");
+    }
 
     fn map(entries: &[(&str, Value)]) -> Value {
         Value::Map(

@@ -25,8 +25,12 @@ pub fn gives_up_at(text: &str) -> Option<usize> {
     let mut c = Checker::default();
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut n = 0;
-    for raw in text.split('\n') {
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
+    for end in ends {
         n += 1;
+        let raw = &text[start..end];
+        start = end + 1;
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         if !c.line(line) {
             return Some(n);

@@ -12,6 +12,8 @@
 //! the document normally. It does not validate the lines it skips: callers
 //! check syntax with the real parser.
 
+use std::hash::{BuildHasherDefault, Hasher};
+
 use super::value::Value;
 
 /// One level of a projection: which keys to record and how.
@@ -47,7 +49,7 @@ pub struct Projection {
 
 struct Frame {
     /// Keys seen at this level (also the ones not recorded), for refusing duplicates.
-    seen: std::collections::HashSet<u64>,
+    seen: std::collections::HashSet<u64, BuildHasherDefault<Prehashed>>,
     key_indent: Option<usize>,
     patterns: &'static [Pattern],
     others: bool,
@@ -72,6 +74,24 @@ fn find_pair(s: &str, a: u8, b: u8) -> Option<usize> {
 /// Whether the text holds a ` #` comment start.
 fn has_comment(s: &str) -> bool {
     s.as_bytes().windows(2).any(|w| w == b" #")
+}
+
+/// A hasher for keys that are already hashes ([`key_hash`]).
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
 }
 
 /// FNV-1a: cheap, and only used to notice repeated keys.
@@ -196,7 +216,8 @@ pub fn project(text: &str, patterns: &'static [Pattern]) -> Option<Projection> {
     let mut pos = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let mut end = text.len();
     while pos < text.len() {
-        let line_end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
+        let line_end =
+            memchr::memchr(b'\n', &text.as_bytes()[pos..]).map_or(text.len(), |i| pos + i);
         let start = pos;
         pos = line_end + 1;
         let line = text[start..line_end]
