@@ -226,7 +226,23 @@ impl<'t, 'a> Editor<'t, 'a> {
         if n.anchored {
             return Err(self.err(node, "the value to edit carries a YAML anchor (&name) that aliases elsewhere share; kfsched does not edit anchored values: expand the anchor in the file"));
         }
+        if n.kind == Kind::Map && n.style == Style::Block && self.in_flow(node) {
+            return Err(self.err(node, "the value to edit is a single-pair mapping inside a flow sequence (`[key: value]`); kfsched does not edit those: write it as `{key: value}`"));
+        }
         self.check_plain_keys(node)
+    }
+
+    /// Whether the node or one of its ancestors is a flow collection.
+    fn in_flow(&self, node: NodeId) -> bool {
+        let tree = self.tree;
+        let mut cur = Some(node);
+        while let Some(id) = cur {
+            if tree.node(id).style == Style::Flow {
+                return true;
+            }
+            cur = tree.parent(id);
+        }
+        false
     }
 
     /// Refuses mappings with a collection as a key (`? [a, b]: c`): their
@@ -474,7 +490,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         let pn = tree.node(parent);
         let start = self.node_start(node);
         let end = self.node_end(node);
-        if pn.style == Style::Flow {
+        if self.in_flow(parent) {
             // Inside a flow collection (only for hand-written files): one-line flow text.
             let mut text = flow_text(value);
             if start == end && tree.kind(node) == Kind::Scalar {
