@@ -148,6 +148,35 @@ impl Background {
         }
     }
 
+    /// Blocks until, for each `(pattern, n)`, `n` stderr lines contain the
+    /// pattern, in any order (the drain reports evictions and 429 notices as
+    /// they come, and their order between pods is not fixed); returns the
+    /// matching lines.
+    fn wait_for_all(&self, want: &[(&str, usize)]) -> Vec<String> {
+        let deadline = std::time::Instant::now() + WAIT;
+        let mut seen = vec![0usize; want.len()];
+        let mut matched = Vec::new();
+        while want.iter().zip(&seen).any(|((_, n), s)| s < n) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let mut hit = false;
+                    for (i, (pat, _)) in want.iter().enumerate() {
+                        if line.contains(pat) {
+                            seen[i] += 1;
+                            hit = true;
+                        }
+                    }
+                    if hit {
+                        matched.push(line);
+                    }
+                }
+                Err(e) => panic!("the drain never printed all of {want:?} (saw {seen:?}): {e}"),
+            }
+        }
+        matched
+    }
+
     /// Waits for the exit: (code, stdout, stderr).
     fn finish(self) -> (Option<i32>, String, String) {
         let out = self.child.wait_with_output().expect("wait");
@@ -364,9 +393,8 @@ fn drain_timeout_and_sigint_leave_the_node_cordoned() {
         // one eviction at a time, the pods the budget holds do not keep the
         // slot. Stop, report both kinds, exit 130, still cordoned.
         let drain = Background::start(&c, &[a, "--concurrency", "1"]);
-        drain.wait_for("(429)");
-        for _ in 0..2 {
-            let line = drain.wait_for(" evicted");
+        let lines = drain.wait_for_all(&[("(429)", 1), (" evicted", 2)]);
+        for line in lines.iter().filter(|l| l.contains(" evicted")) {
             assert!(line.contains(&format!("pod {ns}/worker-")), "{line}");
         }
         let pid = drain.child.id().to_string();
