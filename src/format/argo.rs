@@ -133,6 +133,24 @@ impl Workflow {
             if let Some(n) = field_str(tree, t, "name") {
                 by_name.insert(n, t);
             }
+            // A template has exactly one type; with two, whether its
+            // scheduling reaches a pod is anybody's guess.
+            let types: Vec<&str> = POD_TYPES
+                .iter()
+                .chain(&["dag", "steps", "suspend", "http", "plugin"])
+                .copied()
+                .filter(|k| field(tree, t, k).is_some())
+                .collect();
+            if types.len() > 1 && w.refusal.is_none() {
+                let tn = field_str(tree, t, "name").unwrap_or("?");
+                w.refusal = Some((
+                    field(tree, t, types[1]).unwrap_or(t),
+                    format!(
+                        "the template {tn:?} has both `{}` and `{}`, and an Argo template has exactly one type; fix the template before using kfsched",
+                        types[0], types[1]
+                    ),
+                ));
+            }
             let is_group = field(tree, t, "dag").is_some() || field(tree, t, "steps").is_some();
             if is_group && w.refusal.is_none() {
                 if let Some(k) = SCHEDULING.iter().find(|k| field(tree, t, k).is_some()) {
