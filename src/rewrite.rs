@@ -153,9 +153,9 @@ pub fn process_with(
     }
     if let Some(Projection { value, end, splits }) = skim_kfp_v2(text) {
         // The pipeline document is only read: take what is needed from the
-        // skimmed projection while the real parser checks its syntax, piece
-        // by piece, on the other threads. If the check fails, the full
-        // parse below reports the error exactly.
+        // skimmed projection while its syntax is checked beside it (see
+        // `check_pieces`). If the check fails, the full parse below reports
+        // the error exactly.
         // The processing runs on this thread and the check beside it: the
         // allocations then stay in this thread's allocator arena (a second
         // arena would keep its freed pages and add to the peak RSS).

@@ -146,7 +146,7 @@ impl Workflow {
                 w.refusal = Some((
                     field(tree, t, types[1]).unwrap_or(t),
                     format!(
-                        "the template {tn:?} has both `{}` and `{}`, and an Argo template has exactly one type; fix the template before using kfsched",
+                        "the template {tn:?} has both `{}` and `{}`, and an Argo template has exactly one type: keep one of them before using kfsched",
                         types[0], types[1]
                     ),
                 ));

@@ -262,9 +262,9 @@ impl<'t, 'a> Editor<'t, 'a> {
         Ok(())
     }
 
-    /// Refuses removing text that defines an anchor (`&name`) somewhere
-    /// inside it: an alias of it elsewhere would be left dangling.
-    fn check_no_anchor_within(&self, node: NodeId) -> Result<(), EditError> {
+    /// Refuses removing text that holds what cannot be edited: an anchor
+    /// (`&name`) an alias elsewhere may use, or a collection as a key.
+    fn check_removable(&self, node: NodeId) -> Result<(), EditError> {
         let tree = self.tree;
         let mut stack = vec![node];
         while let Some(id) = stack.pop() {
@@ -481,7 +481,7 @@ impl<'t, 'a> Editor<'t, 'a> {
     /// Replaces a node's text with a rendering of `value`.
     fn replace_node(&mut self, node: NodeId, value: &Value) -> Result<(), EditError> {
         self.check_editable(node)?;
-        self.check_no_anchor_within(node)?;
+        self.check_removable(node)?;
         let tree = self.tree;
         let src = tree.src();
         let Some(parent) = tree.parent(node) else {
@@ -732,8 +732,8 @@ impl<'t, 'a> Editor<'t, 'a> {
 
     fn remove_entry(&mut self, map: NodeId, key: NodeId, value: NodeId) -> Result<(), EditError> {
         self.check_editable(value)?;
-        self.check_no_anchor_within(key)?;
-        self.check_no_anchor_within(value)?;
+        self.check_removable(key)?;
+        self.check_removable(value)?;
         let src = self.tree.src();
         let ks = self.node_start(key);
         let ls = line_start(src, ks);
@@ -876,10 +876,9 @@ mod tests {
         e.finish().unwrap()
     }
 
-    #[test]
-    fn inserts_keep_comments_and_crlf() {
-        let src = "# head\r\nspec:\r\n  a: 1  # keep\r\n  # tail\r\nother: x\r\n";
-        let out = run(
+    /// Inserts `spec.nodeSelector: {disktype: ssd}` in the file's own style.
+    fn insert_node_selector(src: &str) -> String {
+        run(
             src,
             |t| Flavor::Generic(BlockStyle::detect(t)),
             |t| {
@@ -892,31 +891,24 @@ mod tests {
                     placement: Placement::End,
                 }]
             },
-        );
+        )
+    }
+
+    #[test]
+    fn inserts_keep_comments_and_crlf() {
+        let src = "# head\r\nspec:\r\n  a: 1  # keep\r\n  # tail\r\nother: x\r\n";
         assert_eq!(
-            out,
+            insert_node_selector(src),
             "# head\r\nspec:\r\n  a: 1  # keep\r\n  nodeSelector:\r\n    disktype: ssd\r\n  # tail\r\nother: x\r\n"
         );
     }
 
     #[test]
     fn a_nested_map_added_to_a_flow_map_keeps_its_braces() {
-        let src = "spec: {a: 1}\n";
-        let out = run(
-            src,
-            |t| Flavor::Generic(BlockStyle::detect(t)),
-            |t| {
-                let root = t.documents[0].root.unwrap();
-                let spec = t.get_value(root, "spec").unwrap();
-                vec![Edit::Insert {
-                    map: spec,
-                    key: "nodeSelector".into(),
-                    value: v(&[("disktype", Value::str("ssd"))]),
-                    placement: Placement::End,
-                }]
-            },
+        assert_eq!(
+            insert_node_selector("spec: {a: 1}\n"),
+            "spec: {a: 1, nodeSelector: {disktype: ssd}}\n"
         );
-        assert_eq!(out, "spec: {a: 1, nodeSelector: {disktype: ssd}}\n");
     }
 
     #[test]

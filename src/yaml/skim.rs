@@ -10,7 +10,7 @@
 //! records only the paths a [`Pattern`] asks for, and gives up (`None`) at
 //! the first line that does not fit that picture; the caller then parses
 //! the document normally. It does not validate the lines it skips: callers
-//! check syntax with the real parser.
+//! check syntax with [`super::quick`] and, where that gives up, the parser.
 
 use std::hash::{BuildHasherDefault, Hasher};
 
