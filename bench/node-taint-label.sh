@@ -5,6 +5,14 @@
 # medians and the ratio kubectl / kfsched, and checks after every run that
 # all N nodes carry the taint or label.
 #
+# With a cluster from scripts/cluster.sh it also counts CPU time: the
+# client's own (user + system, from /usr/bin/time) and the control plane's
+# (etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok, from
+# /proc/<pid>/stat) during each timed command, and the control plane's idle
+# rate before the runs. "floor" is (client + control plane CPU) / cores: the
+# wall time below which no client can go on this machine, since every node
+# write costs the API server, etcd and every node watcher CPU whoever sends it.
+#
 #   bench/node-taint-label.sh                 # starts its own cluster in .cache/cluster-bench
 #   N=200 RUNS=5 KFSCHED_BIN=target/release/kubectl-kfsched bench/node-taint-label.sh
 #   LATENCY_MS=5 bench/node-taint-label.sh    # both tools through a TCP proxy that adds 5 ms
@@ -97,12 +105,28 @@ for _ in $(seq 1 120); do
   sleep 1
 done
 
-ms() { # runs "$@", prints wall milliseconds
-  local s e
+CP_PIDS="${KFSCHED_PID_ETCD:-} ${KFSCHED_PID_APISERVER:-} ${KFSCHED_PID_SCHEDULER:-} ${KFSCHED_PID_KCM:-} ${KFSCHED_PID_KWOK:-}"
+CORES=$(nproc)
+TICK_MS=$((1000 / $(getconf CLK_TCK)))
+cp_ms() { # CPU milliseconds the control plane has used so far, or -1 when unknown
+  local t=0 p v
+  for p in $CP_PIDS; do
+    v=$(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null) || { echo -1; return; }
+    t=$((t + v))
+  done
+  [ -n "${CP_PIDS// /}" ] || { echo -1; return; }
+  echo $((t * TICK_MS))
+}
+TIMEF=$(mktemp)
+ms() { # runs "$@"; prints wall ms, the command's CPU ms and the control plane's CPU ms
+  local s e c0 c1 u
+  c0=$(cp_ms)
   s=$(date +%s%N)
-  "$@" >/dev/null 2>&1
+  /usr/bin/time -f "%U %S" -o "$TIMEF" "$@" >/dev/null 2>&1
   e=$(date +%s%N)
-  echo $(((e - s) / 1000000))
+  c1=$(cp_ms)
+  u=$(awk '{printf "%d", ($1 + $2) * 1000}' "$TIMEF")
+  if [ "$c0" -ge 0 ]; then echo "$(((e - s) / 1000000)) $u $((c1 - c0))"; else echo "$(((e - s) / 1000000)) $u -1"; fi
 }
 count_taint() { "$KUBECTL" --kubeconfig "$ADMIN" get nodes -l "$SEL" -o jsonpath='{range .items[*]}{.spec.taints}{"\n"}{end}' | grep -c "\"$1\"" || true; }
 count_label() { "$KUBECTL" --kubeconfig "$ADMIN" get nodes -l "$SEL,$1" -o name | wc -l; }
@@ -115,6 +139,11 @@ median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
 "$KUBECTL" --kubeconfig "$KC" get nodes -l "$SEL" -o name >/dev/null
 "$BIN" node label --kubeconfig "$KC" -l "$SEL" "bench-warm=1" >/dev/null
 "$BIN" node label --kubeconfig "$KC" -l "$SEL" "bench-warm-" >/dev/null
+
+idle=-1
+if [ "$(cp_ms)" -ge 0 ]; then
+  c0=$(cp_ms); sleep 3; idle=$((($(cp_ms) - c0) / 3))
+fi
 
 declare -a KT KL FT FL
 for r in $(seq 1 "$RUNS"); do
@@ -135,15 +164,27 @@ for r in $(seq 1 "$RUNS"); do
     "$BIN" node label --kubeconfig "$KC" -l "$SEL" "bench-f-" >/dev/null
   }
   if [ $((r % 2)) = 1 ]; then kubectl_taint; kfsched_taint; else kfsched_taint; kubectl_taint; fi
-  echo "run $r: taint kubectl ${KT[-1]} ms, kfsched ${FT[-1]} ms; label kubectl ${KL[-1]} ms, kfsched ${FL[-1]} ms"
+  echo "run $r (wall, client CPU, control-plane CPU in ms): taint kubectl ${KT[-1]}, kfsched ${FT[-1]}; label kubectl ${KL[-1]}, kfsched ${FL[-1]}"
 done
 
-mkt=$(printf '%s\n' "${KT[@]}" | median)
-mft=$(printf '%s\n' "${FT[@]}" | median)
-mkl=$(printf '%s\n' "${KL[@]}" | median)
-mfl=$(printf '%s\n' "${FL[@]}" | median)
+col() { awk -v c="$1" '{print $c}'; }
+summary() { # name kubectl-array-name kfsched-array-name
+  local -n K=$2 F=$3
+  local kw kc kp fw fc fp
+  kw=$(printf '%s\n' "${K[@]}" | col 1 | median); kc=$(printf '%s\n' "${K[@]}" | col 2 | median); kp=$(printf '%s\n' "${K[@]}" | col 3 | median)
+  fw=$(printf '%s\n' "${F[@]}" | col 1 | median); fc=$(printf '%s\n' "${F[@]}" | col 2 | median); fp=$(printf '%s\n' "${F[@]}" | col 3 | median)
+  awk -v n="$1" -v a="$kw" -v b="$fw" 'BEGIN {printf "  %s: kubectl %d ms, kfsched %d ms, kfsched is %.1fx faster\n", n, a, b, a / b}'
+  if [ "$kp" -ge 0 ]; then
+    awk -v kc="$kc" -v kp="$kp" -v fc="$fc" -v fp="$fp" -v fw="$fw" -v cores="$CORES" -v n="$N" 'BEGIN {
+      printf "    CPU: kubectl %d ms + control plane %d ms; kfsched %d ms + control plane %d ms (%.1f ms per node, idle included)\n", kc, kp, fc, fp, fp / n
+      printf "    floor on %d cores: (kfsched + control plane CPU) / %d = %d ms; kfsched wall is %.2fx the floor\n", cores, cores, (fc + fp) / cores, fw / ((fc + fp) / cores)
+    }'
+  fi
+}
 "$KUBECTL" --kubeconfig "$ADMIN" delete nodes -l "$SEL" >/dev/null
+rm -f "$TIMEF"
 echo
 echo "$N nodes selected by label, added round-trip latency ${LATENCY_MS} ms, median of $RUNS runs (kubectl $("$KUBECTL" version --client -o json 2>/dev/null | grep -m1 gitVersion | tr -d ' ",' | cut -d: -f2), $BIN):"
-awk -v a="$mkt" -v b="$mft" 'BEGIN {printf "  taint: kubectl %d ms, kfsched %d ms, kfsched is %.1fx faster\n", a, b, a / b}'
-awk -v a="$mkl" -v b="$mfl" 'BEGIN {printf "  label: kubectl %d ms, kfsched %d ms, kfsched is %.1fx faster\n", a, b, a / b}'
+summary taint KT FT
+summary label KL FL
+[ "$idle" -lt 0 ] || echo "  control plane idle: $idle ms of CPU per second (node heartbeats and leases)"

@@ -12,7 +12,9 @@
 # Environment: KFSCHED_CLUSTER_DIR (run dir, default .cache/cluster),
 # KFSCHED_KUBE_BIN (binaries, default .cache/kube-bin),
 # KFSCHED_CLUSTER_TIMEOUT (seconds per readiness wait, default 120),
-# KFSCHED_KWOK_STAGES (kwok stage config; default: the module cache's kustomize/stage/fast).
+# KFSCHED_KWOK_STAGES (kwok stage config; default: the module cache's kustomize/stage/fast),
+# KFSCHED_APISERVER_PROFILING=true (serve /debug/pprof on the apiserver, for CPU profiles
+# with `go tool pprof`; off by default, as in production).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -234,7 +236,7 @@ start_cluster() {
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$P/sa.key" --service-account-signing-key-file="$P/sa.key" \
     --service-cluster-ip-range=10.96.0.0/24 \
-    --allow-privileged=true --profiling=false \
+    --allow-privileged=true --profiling="${KFSCHED_APISERVER_PROFILING:-false}" \
     --endpoint-reconciler-type=none --enable-priority-and-fairness=false
   wait_for kube-apiserver "$PID_KUBE_APISERVER" "$BIN/kube-apiserver" "apiserver /readyz" api_ok
 
