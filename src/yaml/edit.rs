@@ -465,6 +465,24 @@ impl<'t, 'a> Editor<'t, 'a> {
                         self.reconcile(i, v, &Placement::Sorted.default_for(self.flavor))?;
                     }
                     Ok(())
+                } else if let Some(groups) = extension_groups(tree, &items, d) {
+                    // Each existing item grows into the first of its group, in
+                    // place; the rest of the group are new items right after it
+                    // (the m×k terms of an ANDed node affinity, SPEC §3).
+                    for &i in &items {
+                        self.check_editable(i)?;
+                    }
+                    for (at, group) in groups.iter().enumerate() {
+                        self.reconcile(
+                            items[at],
+                            &d[group.start],
+                            &Placement::Sorted.default_for(self.flavor),
+                        )?;
+                        if group.len() > 1 {
+                            self.append_items(node, &items[..=at], &d[group.start + 1..group.end])?;
+                        }
+                    }
+                    Ok(())
                 } else {
                     self.replace_node(node, desired)
                 }
@@ -824,6 +842,50 @@ impl<'t, 'a> Editor<'t, 'a> {
     }
 }
 
+/// Whether `desired` keeps everything `existing` has: every key of a map
+/// (with a value that keeps the old one's in turn), every item of a sequence
+/// as its prefix, and any other value equal. Such a change is made of
+/// additions only.
+fn extends(existing: &Value, desired: &Value) -> bool {
+    match (existing, desired) {
+        (Value::Map(e), Value::Map(_)) => e
+            .iter()
+            .all(|(k, ev)| desired.get(k).is_some_and(|dv| extends(ev, dv))),
+        (Value::Seq(e), Value::Seq(d)) => {
+            e.len() <= d.len() && e.iter().zip(d).all(|(a, b)| a == b)
+        }
+        _ => existing == desired,
+    }
+}
+
+/// For a sequence that grows from `items` to the longer `desired`: splits
+/// `desired` into one run per existing item, in order, where every entry of
+/// a run [extends] that item, or `None` when it cannot be split so.
+fn extension_groups(
+    tree: &Tree,
+    items: &[NodeId],
+    desired: &[Value],
+) -> Option<Vec<std::ops::Range<usize>>> {
+    if items.is_empty() || desired.len() <= items.len() {
+        return None;
+    }
+    let values: Vec<Value> = items.iter().map(|&i| node_value(tree, i)).collect();
+    let mut groups: Vec<std::ops::Range<usize>> = Vec::with_capacity(values.len());
+    groups.push(0..0);
+    for (j, d) in desired.iter().enumerate() {
+        let at = groups.len() - 1;
+        let open = !groups[at].is_empty();
+        if open && at + 1 < values.len() && extends(&values[at + 1], d) {
+            groups.push(j..j + 1);
+        } else if extends(&values[at], d) {
+            groups[at].end = j + 1;
+        } else {
+            return None;
+        }
+    }
+    (groups.len() == values.len()).then_some(groups)
+}
+
 /// Whether rendered text holds a block scalar header (`|`, `>-`, ...).
 fn has_block_scalar(text: &str) -> bool {
     text.lines().any(|l| {
@@ -942,6 +1004,77 @@ mod tests {
             out,
             "tolerations:\n    - key: a\n      operator: Exists\n    - key: b\n      operator: Exists\nnodeSelector: {x: y, z: 'true'}\n"
         );
+    }
+
+    /// Reconciles the sequence at `key` in `src` with `desired`.
+    fn reconcile_seq(src: &str, key: &str, desired: Vec<Value>) -> String {
+        run(
+            src,
+            |t| Flavor::Generic(BlockStyle::detect(t)),
+            |t| {
+                let root = t.documents[0].root.unwrap();
+                vec![Edit::Reconcile {
+                    node: t.get_value(root, key).unwrap(),
+                    desired: Value::Seq(desired.clone()),
+                    placement: Placement::End,
+                }]
+            },
+        )
+    }
+
+    fn ints(key: &str, xs: &[i64]) -> Value {
+        v(&[(key, Value::Seq(xs.iter().map(|&x| Value::Int(x)).collect()))])
+    }
+
+    #[test]
+    fn a_sequence_that_grows_by_copies_keeps_the_existing_items_text() {
+        // Each existing item grows in place into the first of its run; the
+        // other items of the run are new, right after it.
+        let want = vec![
+            ints("a", &[1, 3]),
+            ints("a", &[1, 4]),
+            ints("a", &[2, 3]),
+            ints("a", &[2, 4]),
+        ];
+        let block = "terms:\n# first\n- a: [1]  # one\n- a:\n  - 2  # two\nend: x\n";
+        assert_eq!(
+            reconcile_seq(block, "terms", want.clone()),
+            "terms:\n# first\n- a: [1, 3]  # one\n- a:\n  - 1\n  - 4\n- a:\n  - 2  # two\n  - 3\n- a:\n  - 2\n  - 4\nend: x\n"
+        );
+        let flow = "terms: [{a: [1]}, {a: [2]}]  # both\n";
+        assert_eq!(
+            reconcile_seq(flow, "terms", want.clone()),
+            "terms: [{a: [1, 3]}, {a: [1, 4]}, {a: [2, 3]}, {a: [2, 4]}]  # both\n"
+        );
+        // A run that does not start from its item: the list is written anew
+        // (comments outside its text stay where they are).
+        assert_eq!(
+            reconcile_seq(
+                block,
+                "terms",
+                vec![ints("a", &[5]), ints("a", &[1]), ints("a", &[2])]
+            ),
+            "terms:\n# first\n- a:\n  - 5\n- a:\n  - 1\n- a:\n  - 2  # two\nend: x\n"
+        );
+    }
+
+    #[test]
+    fn extension_groups_split_in_order() {
+        let t = Tree::parse("s: [{a: [1]}, {a: [2]}]\n").unwrap();
+        let root = t.documents[0].root.unwrap();
+        let seq = t.get_value(root, "s").unwrap();
+        let items: Vec<NodeId> = t.items(seq).collect();
+        let d = [ints("a", &[1, 3]), ints("a", &[1, 4]), ints("a", &[2, 3])];
+        assert_eq!(extension_groups(&t, &items, &d), Some(vec![0..2, 2..3]));
+        // Every existing item needs a run of its own.
+        assert_eq!(extension_groups(&t, &items, &d[..2]), None);
+        let d = [ints("a", &[1]), ints("a", &[1, 2]), ints("a", &[1, 3])];
+        assert_eq!(extension_groups(&t, &items, &d), None);
+        assert!(extends(
+            &ints("a", &[1]),
+            &v(&[("a", Value::Seq(vec![Value::Int(1)])), ("b", Value::Null)])
+        ));
+        assert!(!extends(&ints("a", &[1, 2]), &ints("a", &[2, 1])));
     }
 
     #[test]
