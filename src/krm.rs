@@ -154,18 +154,21 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
     let fc_kind = fc.and_then(|f| str_at(&tree, f, &["kind"]));
     let loaded;
     let policy: Result<&Policy, Vec<Diagnostic>> = match (fc, fc_kind) {
-        (Some(f), Some("SchedulingPolicy")) => match Policy::from_tree("functionConfig", &tree, f) {
+        (Some(f), Some("SchedulingPolicy")) => match Policy::from_tree(FUNCTION_CONFIG, &tree, f) {
             Ok(p) => {
                 loaded = p;
                 Ok(&loaded)
             }
-            Err(e) => Err(e.0),
+            Err(e) => Err(e.0.into_iter().map(in_resource_list).collect()),
         },
         _ => fallback.ok_or_else(|| {
-            vec![Diagnostic::file(
-                "functionConfig",
-                "no SchedulingPolicy: give it as the functionConfig (kustomize: the transformer file itself; kpt: --fn-config policy.yaml) or pass -p/--policy",
-            )]
+            vec![Diagnostic {
+                file: "ResourceList".into(),
+                line: 0,
+                col: 0,
+                path: "functionConfig".into(),
+                message: "no SchedulingPolicy: give it as the functionConfig (kustomize: the transformer file itself; kpt: --fn-config policy.yaml) or pass -p/--policy".into(),
+            }]
         }),
     };
 
@@ -198,34 +201,40 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
                     });
                 }
                 Ok(docs) => {
-                    let Planned {
-                        reports,
-                        errors,
-                        warnings,
-                    } = plan(
-                        &tree,
-                        &docs,
-                        policy,
-                        "ResourceList",
-                        crate::rewrite::Options::default(),
-                        &mut editor,
-                    );
-                    for e in errors {
-                        failed = true;
-                        results.push(Result1 {
-                            severity: "error",
-                            message: e.to_string(),
-                            resource: None,
-                            file: None,
-                        });
-                    }
-                    for w in warnings {
-                        results.push(Result1 {
-                            severity: "warning",
-                            message: w.message,
-                            resource: None,
-                            file: None,
-                        });
+                    // One item at a time, so that each error and warning
+                    // names the item it is about.
+                    let mut reports = Vec::with_capacity(docs.len());
+                    for (i, &item) in items.iter().enumerate().take(docs.len()) {
+                        let Planned {
+                            reports: r,
+                            errors,
+                            warnings,
+                        } = plan(
+                            &tree,
+                            &docs[i..=i],
+                            policy,
+                            "ResourceList",
+                            crate::rewrite::Options::default(),
+                            &mut editor,
+                        );
+                        reports.extend(r);
+                        for e in errors {
+                            failed = true;
+                            results.push(Result1 {
+                                severity: "error",
+                                message: in_resource_list(e).to_string(),
+                                resource: Some(resource_ref(&tree, item)),
+                                file: file_ref(&tree, item),
+                            });
+                        }
+                        for w in warnings {
+                            results.push(Result1 {
+                                severity: "warning",
+                                message: w.message,
+                                resource: Some(resource_ref(&tree, item)),
+                                file: file_ref(&tree, item),
+                            });
+                        }
                     }
                     let mut hits = vec![0usize; policy.rules.len()];
                     for (report, &item) in reports.iter().zip(&items) {
@@ -272,8 +281,10 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
         }
     }
     if failed {
-        // Nothing is rewritten when anything failed: only results are added.
+        // Nothing is rewritten when anything failed: only results are
+        // added, and none says that an item was changed.
         editor = Editor::new(&tree, Flavor::Generic(BlockStyle::detect(&tree)));
+        results.retain(|r| r.severity != "info");
     }
     let new_results: Vec<Value> = results.iter().map(Result1::value).collect();
     if !new_results.is_empty() {
@@ -335,6 +346,26 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
         failed,
         errors,
     })
+}
+
+/// The file name the functionConfig's policy is read under; its
+/// diagnostics are then relabelled by [`in_resource_list`].
+const FUNCTION_CONFIG: &str = "functionConfig";
+
+/// A diagnostic about the functionConfig as the ResourceList sees it: the
+/// line and column are counted in the whole ResourceList, so the label is
+/// `ResourceList:LINE:COL: functionConfig.spec...`, as for items
+/// (`ResourceList:LINE:COL: items[0].spec...`).
+fn in_resource_list(mut d: Diagnostic) -> Diagnostic {
+    if d.file == FUNCTION_CONFIG {
+        d.file = "ResourceList".into();
+        d.path = if d.path.is_empty() {
+            FUNCTION_CONFIG.into()
+        } else {
+            format!("{FUNCTION_CONFIG}.{}", d.path)
+        };
+    }
+    d
 }
 
 fn is_ancestor(tree: &Tree, a: NodeId, mut n: NodeId) -> bool {

@@ -129,6 +129,8 @@ pub struct PodPlan {
     pub warnings: Vec<String>,
     /// The PodDisruptionBudgets that cover the pod, with their allowance.
     pub budgets: Vec<String>,
+    /// The same budgets as `ns/name` and the disruptions each allowed when listed.
+    pub budget_allows: Vec<(String, i32)>,
     /// Succeeded or Failed: nothing to recreate.
     pub finished: bool,
 }
@@ -312,6 +314,7 @@ pub fn classify(
         controller,
         warnings,
         budgets: Vec::new(),
+        budget_allows: Vec::new(),
         finished: is_finished(pod),
     }
 }
@@ -447,6 +450,9 @@ enum Evicted {
     Failed(String),
     /// Stopped by Ctrl-C or `--timeout` before it was accepted.
     Stopped,
+    /// Server dry run: a PodDisruptionBudget refused (429). A dry run
+    /// evicts nothing, so the budget can never allow it: no retry.
+    WouldBeRefused(String),
 }
 
 /// A notice from an eviction loop to the drain loop.
@@ -587,7 +593,13 @@ async fn evict_one(ctx: &EvictCtx, job: EvictJob) -> (usize, Evicted) {
                     .unwrap_or(5);
                 let backoff = Duration::from_secs(1u64 << attempt.min(5)).min(MAX_BACKOFF);
                 let delay = Duration::from_secs(u64::from(server_says)).max(backoff);
-                let message = budget_message(status).unwrap_or_else(|| status.message.clone());
+                let budget = budget_message(status);
+                if ctx.dry_run
+                    && let Some(m) = budget
+                {
+                    return (idx, Evicted::WouldBeRefused(m));
+                }
+                let message = budget.unwrap_or_else(|| status.message.clone());
                 // Wake early only for this pod's budget, and only as many
                 // pods as it allows disruptions: no thundering herd.
                 let wake = budget_name(&message).map(|b| budgets.get(&format!("{ns}/{b}")));
@@ -828,6 +840,9 @@ pub enum PodState {
     WouldEvict,
     /// Waiting skipped: terminating longer than --skip-wait-for-delete-timeout.
     SkippedWait,
+    /// Server dry run: a PodDisruptionBudget refused the eviction (the
+    /// server's message).
+    WouldBeRefused(String),
     Failed(String),
 }
 
@@ -851,6 +866,10 @@ pub struct DrainReport {
 }
 
 /// Runs `node drain`. `cancel` turns true on Ctrl-C.
+///
+/// Every selected node is cordoned, then every node's pods are listed with
+/// their fates before anything is evicted: a blocked pod on any node
+/// refuses the whole drain, and the cordons this drain added are undone.
 pub async fn run(
     clients: &Clients,
     opts: &DrainOptions,
@@ -863,7 +882,10 @@ pub async fn run(
             "node drain takes node names or -l/--selector, not --all".into(),
         ));
     }
-    let nodes = resolve(clients, &opts.targets).await?;
+    // Until the evictions start, Ctrl-C ends a request at once (a server
+    // that never answers would otherwise hold the interrupt until the
+    // request times out); the nodes stay as they are, cordoned or not.
+    let nodes = or_interrupted(&cancel, resolve(clients, &opts.targets)).await?;
     if nodes.is_empty() {
         let _ = writeln!(
             err,
@@ -892,32 +914,100 @@ pub async fn run(
                 field_manager: Some(FIELD_MANAGER.into()),
                 ..Default::default()
             };
-            if let Err(e) = node_api
-                .patch(
-                    &name,
-                    &pp,
-                    &Patch::Merge(json!({"spec": {"unschedulable": true}})),
-                )
-                .await
-            {
-                let e = Error::api(format!("cannot cordon node/{name}"), e);
-                if e.is_denied() || nodes.len() == 1 {
+            let patch = Patch::Merge(json!({"spec": {"unschedulable": true}}));
+            let cordon = async {
+                node_api
+                    .patch(&name, &pp, &patch)
+                    .await
+                    .map_err(|e| Error::api(format!("cannot cordon node/{name}"), e))
+            };
+            if let Err(e) = or_interrupted(&cancel, cordon).await {
+                if matches!(e, Error::Interrupted) {
                     return Err(e);
                 }
-                let _ = writeln!(err, "error: {e}; node/{name} is not drained");
-                failures.push(format!("node/{name} (cordon failed)"));
+                if e.is_denied() || nodes.len() == 1 {
+                    let undone = undo_cordons(clients, opts, &cordoned).await;
+                    return Err(with_suffix(e, &undone));
+                }
+                failures.push(format!("node/{name} ({e}; it is not drained)"));
                 continue;
             }
         }
         let _ = writeln!(out, "node/{name} cordoned{}", opts.dry_run.suffix());
         cordoned.push((name, true));
     }
-    for (name, we_cordoned) in cordoned {
+
+    // Pre-flight: every node's pods and their fates, before any eviction.
+    let mut surveys: Vec<Survey> = Vec::new();
+    for (name, we_cordoned) in &cordoned {
+        match or_interrupted(&cancel, survey(clients, opts, name, *we_cordoned)).await {
+            Ok(s) => {
+                print_plan(out, &s.node, &s.plans, opts);
+                surveys.push(s);
+            }
+            Err(Error::Interrupted) => return Err(Error::Interrupted),
+            Err(e) => {
+                // Nothing was evicted yet: leave every node as it was.
+                let undone = undo_cordons(clients, opts, &cordoned).await;
+                return Err(with_suffix(e, &undone));
+            }
+        }
+    }
+    let blocked: Vec<(&str, Vec<String>)> = surveys
+        .iter()
+        .map(|s| (s.node.as_str(), s.blocked()))
+        .filter(|(_, b)| !b.is_empty())
+        .collect();
+    if !blocked.is_empty() {
+        let mut undone = undo_cordons(clients, opts, &cordoned).await;
+        if undone.is_empty() && opts.dry_run == DryRun::None {
+            undone = "; nothing was evicted".into();
+        }
+        return Err(Error::DrainIncomplete(refusal(&blocked, &undone)));
+    }
+
+    for (i, s) in surveys.into_iter().enumerate() {
         if *cancel.borrow() {
             report.interrupted = true;
             break;
         }
-        let r = drain_node(clients, opts, &name, we_cordoned, cancel.clone(), out, err).await;
+        let name = s.node.clone();
+        // Later nodes waited while earlier ones drained: look again, and
+        // say so if their pods changed since the list above.
+        let s = if i == 0 {
+            s
+        } else {
+            match or_interrupted(&cancel, survey(clients, opts, &name, s.we_cordoned)).await {
+                Err(Error::Interrupted) => {
+                    report.interrupted = true;
+                    break;
+                }
+                Ok(fresh) => {
+                    if fresh.pod_set() != s.pod_set() {
+                        let _ =
+                            writeln!(out, "the pods on node/{name} changed since the list above:");
+                        print_plan(out, &name, &fresh.plans, opts);
+                    }
+                    let b = fresh.blocked();
+                    if !b.is_empty() {
+                        let own = [(name.clone(), fresh.we_cordoned)];
+                        let mut undone = undo_cordons(clients, opts, &own).await;
+                        if undone.is_empty() && opts.dry_run == DryRun::None {
+                            undone = "; nothing was evicted there".into();
+                        }
+                        failures.push(refusal(&[(name.as_str(), b)], &undone));
+                        continue;
+                    }
+                    fresh
+                }
+                Err(e) if e.is_denied() => return Err(e),
+                Err(e) => {
+                    failures.push(format!("node/{name} ({e})"));
+                    continue;
+                }
+            }
+        };
+        let r = drain_node(clients, opts, s, cancel.clone(), out, err).await;
         match r {
             Ok(nr) => {
                 let interrupted = nr.reason.as_deref() == Some("interrupted");
@@ -935,10 +1025,7 @@ pub async fn run(
                 }
             }
             Err(e) if e.is_denied() || nodes.len() == 1 => return Err(e),
-            Err(e) => {
-                let _ = writeln!(err, "error: {e}");
-                failures.push(format!("node/{name}"));
-            }
+            Err(e) => failures.push(format!("node/{name} ({e})")),
         }
     }
     if report.interrupted {
@@ -957,17 +1044,143 @@ pub async fn run(
     }
 }
 
-/// Drains one node that is already cordoned.
-async fn drain_node(
+/// Runs `fut`, unless Ctrl-C (`cancel`) comes first: then
+/// [`Error::Interrupted`] at once.
+async fn or_interrupted<T>(
+    cancel: &watch::Receiver<bool>,
+    fut: impl std::future::Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    let mut cancel = cancel.clone();
+    tokio::select! {
+        r = fut => r,
+        Ok(_) = cancel.wait_for(|c| *c) => Err(Error::Interrupted),
+    }
+}
+
+/// Appends what happened to the cordons to an error's one line.
+fn with_suffix(e: Error, suffix: &str) -> Error {
+    if suffix.is_empty() {
+        e
+    } else {
+        Error::DrainIncomplete(format!("{e}{suffix}"))
+    }
+}
+
+/// The one line that refuses a drain: every blocked pod with the flags
+/// that would lift it, per node.
+fn refusal(blocked: &[(&str, Vec<String>)], undone: &str) -> String {
+    let count: usize = blocked.iter().map(|(_, b)| b.len()).sum();
+    let nodes: Vec<String> = blocked.iter().map(|(n, _)| format!("node/{n}")).collect();
+    let list: Vec<String> = if blocked.len() == 1 {
+        blocked[0].1.clone()
+    } else {
+        blocked
+            .iter()
+            .flat_map(|(n, b)| b.iter().map(move |p| format!("{p} (on node/{n})")))
+            .collect()
+    };
+    format!(
+        "cannot drain {}: {count} pod{} blocked: {}{undone}",
+        nodes.join(", "),
+        if count == 1 { " is" } else { "s are" },
+        list.join(", ")
+    )
+}
+
+/// Undoes the cordons this drain added (`(node, we_cordoned)`), when it
+/// wrote any; returns how the refusal line ends.
+async fn undo_cordons(
+    clients: &Clients,
+    opts: &DrainOptions,
+    cordoned: &[(String, bool)],
+) -> String {
+    if opts.dry_run != DryRun::None {
+        return String::new();
+    }
+    let ours: Vec<&str> = cordoned
+        .iter()
+        .filter(|(_, we)| *we)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    if ours.is_empty() {
+        return String::new();
+    }
+    let node_api: Api<Node> = Api::all(clients.main.clone());
+    let pp = PatchParams {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..Default::default()
+    };
+    let mut failed = Vec::new();
+    for n in &ours {
+        if let Err(e) = node_api
+            .patch(
+                n,
+                &pp,
+                &Patch::Merge(json!({"spec": {"unschedulable": null}})),
+            )
+            .await
+        {
+            failed.push(format!("node/{n}: {}", client::describe(&e)));
+        }
+    }
+    if !failed.is_empty() {
+        return format!(
+            "; nothing was evicted, and undoing the cordon failed for {}",
+            failed.join(", ")
+        );
+    }
+    if ours.len() == 1 && cordoned.len() == 1 {
+        "; nothing was evicted and the cordon was undone".into()
+    } else {
+        let names: Vec<String> = ours.iter().map(|n| format!("node/{n}")).collect();
+        format!(
+            "; nothing was evicted and the cordon{} this drain added ({}) {} undone",
+            plural(ours.len()),
+            names.join(", "),
+            if ours.len() == 1 { "was" } else { "were" }
+        )
+    }
+}
+
+/// One node's pods and their fates, before anything is evicted.
+struct Survey {
+    node: String,
+    /// This drain cordoned the node (it was schedulable).
+    we_cordoned: bool,
+    plans: Vec<PodPlan>,
+    /// The pod list's resourceVersion: the watch starts there.
+    rv: String,
+    budgets: Vec<PodDisruptionBudget>,
+    pdb_rv: String,
+}
+
+impl Survey {
+    /// `ns/pod: reasons` for every blocked pod.
+    fn blocked(&self) -> Vec<String> {
+        self.plans
+            .iter()
+            .filter_map(|p| match &p.fate {
+                Fate::Blocked(r) => Some(format!("{}: {}", p.key(), r.join("; "))),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn pod_set(&self) -> Vec<(String, String)> {
+        self.plans
+            .iter()
+            .map(|p| (p.key(), p.uid.clone()))
+            .collect()
+    }
+}
+
+/// Lists a node's pods and gives each its fate and budgets.
+async fn survey(
     clients: &Clients,
     opts: &DrainOptions,
     node: &str,
     we_cordoned: bool,
-    mut cancel: watch::Receiver<bool>,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<NodeReport, Error> {
-    let started = Instant::now();
+) -> Result<Survey, Error> {
     let all_pods: Api<Pod> = Api::all(clients.main.clone());
     let field = format!("spec.nodeName={node}");
     let labels = opts.pod_selector.as_ref().map(|s| s.to_query());
@@ -1034,65 +1247,52 @@ async fn drain_node(
                     .as_ref()
                     .and_then(|s| s.disruptions_allowed)
                     .unwrap_or(0);
-                plan.budgets.push(format!(
-                    "PodDisruptionBudget {}/{} allows {allowed} disruption{}",
+                let name = format!(
+                    "{}/{}",
                     plan.namespace,
-                    b.metadata.name.as_deref().unwrap_or(""),
+                    b.metadata.name.as_deref().unwrap_or("")
+                );
+                plan.budgets.push(format!(
+                    "PodDisruptionBudget {name} allows {allowed} disruption{}",
                     if allowed == 1 { "" } else { "s" }
                 ));
+                plan.budget_allows.push((name, allowed));
             }
         }
     }
     let mut order: Vec<usize> = (0..plans.len()).collect();
     order.sort_by(|&a, &b| plans[a].key().cmp(&plans[b].key()));
-    plans = order.into_iter().map(|i| plans[i].clone()).collect();
+    let plans = order.into_iter().map(|i| plans[i].clone()).collect();
+    Ok(Survey {
+        node: node.to_string(),
+        we_cordoned,
+        plans,
+        rv,
+        budgets,
+        pdb_rv,
+    })
+}
 
-    print_plan(out, node, &plans, opts);
-
-    let blocked: Vec<&PodPlan> = plans
-        .iter()
-        .filter(|p| matches!(p.fate, Fate::Blocked(_)))
-        .collect();
-    if !blocked.is_empty() {
-        let list: Vec<String> = blocked
-            .iter()
-            .map(|p| match &p.fate {
-                Fate::Blocked(r) => format!("{}: {}", p.key(), r.join("; ")),
-                _ => String::new(),
-            })
-            .collect();
-        let mut undone = String::new();
-        if we_cordoned && opts.dry_run == DryRun::None {
-            let node_api: Api<Node> = Api::all(clients.main.clone());
-            let pp = PatchParams {
-                field_manager: Some(FIELD_MANAGER.into()),
-                ..Default::default()
-            };
-            undone = match node_api
-                .patch(
-                    node,
-                    &pp,
-                    &Patch::Merge(json!({"spec": {"unschedulable": null}})),
-                )
-                .await
-            {
-                Ok(_) => "; nothing was evicted and the cordon was undone".into(),
-                Err(e) => format!(
-                    "; nothing was evicted, and undoing the cordon failed: {}",
-                    client::describe(&e)
-                ),
-            };
-        } else if opts.dry_run == DryRun::None {
-            undone = "; nothing was evicted".into();
-        }
-        return Err(Error::DrainIncomplete(format!(
-            "cannot drain node/{node}: {} pod{} blocked: {}{undone}",
-            blocked.len(),
-            if blocked.len() == 1 { " is" } else { "s are" },
-            list.join(", ")
-        )));
-    }
-
+/// Drains one node that is cordoned and whose pods were surveyed (none blocked).
+async fn drain_node(
+    clients: &Clients,
+    opts: &DrainOptions,
+    survey: Survey,
+    mut cancel: watch::Receiver<bool>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<NodeReport, Error> {
+    let started = Instant::now();
+    let Survey {
+        node,
+        plans,
+        rv,
+        budgets,
+        pdb_rv,
+        ..
+    } = survey;
+    let node = node.as_str();
+    let field = format!("spec.nodeName={node}");
     let removable: Vec<usize> = plans
         .iter()
         .enumerate()
@@ -1188,7 +1388,7 @@ async fn drain_node(
             match s {
                 PodState::Gone | PodState::WouldEvict | PodState::SkippedWait => c.gone += 1,
                 PodState::Evicting | PodState::Terminating => c.in_flight += 1,
-                PodState::HeldByBudget(_) => c.blocked += 1,
+                PodState::HeldByBudget(_) | PodState::WouldBeRefused(_) => c.blocked += 1,
                 PodState::Failed(_) => c.failed += 1,
                 PodState::NotStarted => {}
             }
@@ -1198,7 +1398,11 @@ async fn drain_node(
     let settled = |s: &PodState| {
         matches!(
             s,
-            PodState::Gone | PodState::WouldEvict | PodState::SkippedWait | PodState::Failed(_)
+            PodState::Gone
+                | PodState::WouldEvict
+                | PodState::SkippedWait
+                | PodState::Failed(_)
+                | PodState::WouldBeRefused(_)
         )
     };
 
@@ -1269,6 +1473,14 @@ async fn drain_node(
                     Evicted::Failed(m) => {
                         progress.line(&format!("error: cannot evict pod {key}: {m}"));
                         states[si].1 = PodState::Failed(m);
+                    }
+                    Evicted::WouldBeRefused(m) => {
+                        let ns = &plans[states[si].0].namespace;
+                        let who = budget_name(&m)
+                            .map(|b| format!("PodDisruptionBudget {ns}/{b}"))
+                            .unwrap_or_else(|| "a PodDisruptionBudget".into());
+                        progress.event(&format!("pod {key} would be refused (429) by {who} (server dry run)"));
+                        states[si].1 = PodState::WouldBeRefused(m);
                     }
                     Evicted::Stopped => {
                         // A pod held by a budget keeps the server's last word for the report.
@@ -1385,6 +1597,13 @@ async fn drain_node(
 
     let failed = states.iter().any(|(_, s)| matches!(s, PodState::Failed(_)));
     let pending = states.iter().any(|(_, s)| !settled(s));
+    let refused: Vec<&str> = states
+        .iter()
+        .filter_map(|(_, s)| match s {
+            PodState::WouldBeRefused(m) => Some(m.as_str()),
+            _ => None,
+        })
+        .collect();
     let reason = if let Some(r) = stop_reason
         .clone()
         .filter(|_| pending || stop_reason.as_deref() == Some("interrupted"))
@@ -1392,6 +1611,29 @@ async fn drain_node(
         Some(r)
     } else if failed {
         Some("some evictions failed".to_string())
+    } else if !refused.is_empty() {
+        let ns_of = |m: &str| {
+            states
+                .iter()
+                .find(|(_, s)| matches!(s, PodState::WouldBeRefused(x) if x == m))
+                .map(|(pi, _)| plans[*pi].namespace.clone())
+                .unwrap_or_default()
+        };
+        let mut who: Vec<String> = refused
+            .iter()
+            .map(|m| match budget_name(m) {
+                Some(b) => format!("PodDisruptionBudget {}/{b}", ns_of(m)),
+                None => "a PodDisruptionBudget".into(),
+            })
+            .collect();
+        who.sort();
+        who.dedup();
+        Some(format!(
+            "{} eviction{} would be refused by {} (server dry run)",
+            refused.len(),
+            plural(refused.len()),
+            who.join(", ")
+        ))
     } else if pending {
         Some("some pods are still terminating".to_string())
     } else {
@@ -1473,6 +1715,15 @@ fn print_report(out: &mut dyn Write, r: &NodeReport, opts: &DrainOptions, took: 
                 ),
             ),
             PodState::Failed(m) => ("FAILED".into(), m.clone()),
+            PodState::WouldBeRefused(m) => {
+                let who = budget_name(m)
+                    .map(|b| format!("PodDisruptionBudget {}/{b}", p.namespace))
+                    .unwrap_or_else(|| "a PodDisruptionBudget".into());
+                (
+                    "REFUSED".into(),
+                    format!("would be refused (429) by {who} (server dry run): {m}"),
+                )
+            }
             PodState::HeldByBudget(m) => {
                 let who = budget_name(m)
                     .map(|b| format!("PodDisruptionBudget {}/{b}", p.namespace))
@@ -1516,6 +1767,28 @@ fn print_report(out: &mut dyn Write, r: &NodeReport, opts: &DrainOptions, took: 
             plural(gone_no_controller)
         );
     }
+    if opts.dry_run == DryRun::Server {
+        // Each eviction was checked alone against the budgets as listed: a
+        // dry run uses up no disruption, so pods that a budget allows one
+        // at a time all "would be evicted".
+        let mut covered: BTreeMap<&str, (i32, usize)> = BTreeMap::new();
+        for (pi, s) in &r.states {
+            if *s == PodState::WouldEvict {
+                for (b, allowed) in &r.plans[*pi].budget_allows {
+                    covered.entry(b.as_str()).or_insert((*allowed, 0)).1 += 1;
+                }
+            }
+        }
+        for (b, (allowed, n)) in covered {
+            if n as i64 > i64::from(allowed) {
+                let _ = writeln!(
+                    out,
+                    "  note: a server dry run checks each eviction alone: PodDisruptionBudget {b} allows {allowed} disruption{} now and covers {n} of these pods, so a real drain evicts them as it allows, waiting for replacements",
+                    plural(allowed.max(0) as usize)
+                );
+            }
+        }
+    }
     match &r.reason {
         None => {
             let _ = writeln!(
@@ -1525,6 +1798,9 @@ fn print_report(out: &mut dyn Write, r: &NodeReport, opts: &DrainOptions, took: 
                 opts.dry_run.suffix(),
                 took.as_secs_f64()
             );
+        }
+        Some(why) if opts.dry_run != DryRun::None => {
+            let _ = writeln!(out, "node/{} would NOT be drained: {why}", r.node);
         }
         Some(why) => {
             let _ = writeln!(

@@ -172,8 +172,10 @@ pub fn apply_changes(
             conflicts.join(", ")
         ));
     }
+    // kubectl's updateDataChangeMsg: `unlabeled` only without --overwrite.
     let verb = match (set, removed) {
         (true, _) => "labeled",
+        (false, true) if overwrite => "labeled",
         (false, true) => "unlabeled",
         (false, false) => "not labeled",
     };
@@ -298,6 +300,16 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        // kubectl 1.32, checked by hand: `label n a-` prints `unlabeled`,
+        // `label n a- --overwrite` prints `labeled`.
+        let verb = |specs: &[&str], overwrite: bool| match plan(&n, &ch(specs), overwrite) {
+            Step::Write { verb, .. } | Step::Unchanged { verb, .. } => verb,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(verb(&["a-"], false), "unlabeled");
+        assert_eq!(verb(&["a-"], true), "labeled");
+        assert_eq!(verb(&["a=2"], true), "labeled");
+        assert_eq!(verb(&["zz-"], true), "not labeled");
     }
 
     #[test]

@@ -40,31 +40,51 @@ pub enum Targets {
 }
 
 impl Targets {
-    /// Builds the target set from the command line's three mutually exclusive forms.
+    /// Builds the target set from the command line's three mutually
+    /// exclusive forms (`taint`, `label`).
     pub fn from_args(
         names: Vec<String>,
         selector: Option<&str>,
         all: bool,
     ) -> Result<Targets, Error> {
+        Targets::build(names, selector, all, true)
+    }
+
+    /// Node names or `-l` (`cordon`, `uncordon`, `drain`: no `--all`).
+    pub fn from_names_or_selector(
+        names: Vec<String>,
+        selector: Option<&str>,
+    ) -> Result<Targets, Error> {
+        Targets::build(names, selector, false, false)
+    }
+
+    fn build(
+        names: Vec<String>,
+        selector: Option<&str>,
+        all: bool,
+        all_allowed: bool,
+    ) -> Result<Targets, Error> {
         let forms =
             usize::from(!names.is_empty()) + usize::from(selector.is_some()) + usize::from(all);
         if forms > 1 {
-            return Err(Error::Usage(
-                "give node names, -l/--selector or --all, not more than one of them".into(),
-            ));
+            return Err(Error::Usage(if all_allowed {
+                "give node names, -l/--selector or --all, not more than one of them".into()
+            } else {
+                "give node names or -l/--selector, not both".into()
+            }));
         }
         if let Some(s) = selector {
-            let sel = LabelSelector::parse(s)
-                .map_err(|e| Error::Usage(format!("invalid label selector {s:?} (-l): {e}")))?;
-            return Ok(Targets::Selector(sel));
+            return Ok(Targets::Selector(parse_selector(s, "-l")?));
         }
         if all {
             return Ok(Targets::All);
         }
         if names.is_empty() {
-            return Err(Error::Usage(
-                "no nodes: give node names, -l/--selector SELECTOR or --all".into(),
-            ));
+            return Err(Error::Usage(if all_allowed {
+                "no nodes: give node names, -l/--selector SELECTOR or --all".into()
+            } else {
+                "no nodes: give node names or -l/--selector SELECTOR".into()
+            }));
         }
         let mut clean = Vec::with_capacity(names.len());
         for n in names {
@@ -99,6 +119,20 @@ impl Targets {
             Targets::All => "all nodes".into(),
         }
     }
+}
+
+/// Parses a label selector given to `flag` (`-l`, `--pod-selector`).
+/// kubectl's `key>N` / `key<N` are not supported (the parser would call
+/// `gen>6` an invalid key): say so.
+pub fn parse_selector(s: &str, flag: &str) -> Result<LabelSelector, Error> {
+    LabelSelector::parse(s).map_err(|e| {
+        let hint = if s.contains('>') || s.contains('<') {
+            "; the > and < operators (key>N, key<N) are not supported: use =, ==, !=, in, notin, key or !key"
+        } else {
+            ""
+        };
+        Error::Usage(format!("invalid label selector {s:?} ({flag}): {e}{hint}"))
+    })
 }
 
 /// `--dry-run`: none (write), client (compute and print, send nothing),
@@ -202,15 +236,25 @@ impl Error {
     }
 }
 
-/// Parses a duration the way kubectl's flags take one: Go syntax (`90s`,
-/// `5m`, `1h30m`, `1.5s`, `500ms`), `0`, or a bare number of seconds.
+/// Parses `--request-timeout` the way kubectl does (client-go's
+/// `ParseTimeout`): a bare number of seconds, or a Go duration.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    if let Ok(secs) = s.trim().parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    parse_go_duration(s)
+}
+
+/// Parses a Go duration (`time.ParseDuration`, what kubectl's duration
+/// flags such as `drain --timeout` take): `90s`, `5m`, `1h30m`, `1.5s`,
+/// `500ms`; every number needs a unit, except a lone `0`.
+pub fn parse_go_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     if t.is_empty() {
         return Err("empty duration".into());
     }
-    if let Ok(secs) = t.parse::<u64>() {
-        return Ok(Duration::from_secs(secs));
+    if t == "0" {
+        return Ok(Duration::ZERO);
     }
     let mut total = 0f64;
     let mut rest = t;
@@ -241,7 +285,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             "ns" => 1e-9,
             "" => {
                 return Err(format!(
-                    "invalid duration {s:?}: missing unit (h, m, s, ms)"
+                    "invalid duration {s:?}: missing unit (h, m, s, ms), e.g. {t}s"
                 ));
             }
             other => {
@@ -291,6 +335,22 @@ mod tests {
     }
 
     #[test]
+    fn go_durations_need_a_unit() {
+        // time.ParseDuration: `time: missing unit in duration "5"`.
+        let e = parse_go_duration("5").unwrap_err();
+        assert!(e.contains("missing unit"), "{e}");
+        assert!(
+            parse_go_duration("1m30")
+                .unwrap_err()
+                .contains("missing unit")
+        );
+        assert_eq!(parse_go_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_go_duration("0s"), Ok(Duration::ZERO));
+        assert_eq!(parse_go_duration("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_go_duration("1h30m"), Ok(Duration::from_secs(5400)));
+    }
+
+    #[test]
     fn dry_run_values() {
         assert_eq!(DryRun::parse("server").unwrap().0, DryRun::Server);
         assert_eq!(DryRun::parse("unchanged").unwrap().0, DryRun::Client);
@@ -311,5 +371,46 @@ mod tests {
             Targets::Names(vec!["a".into()])
         );
         assert!(Targets::from_args(vec![], Some("a in (b"), false).is_err());
+    }
+
+    #[test]
+    fn target_messages_name_only_the_forms_a_command_takes() {
+        let e = Targets::from_args(vec![], None, false)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "no nodes: give node names, -l/--selector SELECTOR or --all"
+        );
+        let e = Targets::from_names_or_selector(vec![], None)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "no nodes: give node names or -l/--selector SELECTOR");
+        let e = Targets::from_names_or_selector(vec!["a".into()], Some("x=y"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "give node names or -l/--selector, not both");
+    }
+
+    #[test]
+    fn greater_and_less_than_selectors_say_they_are_unsupported() {
+        let e = parse_selector("gen>6", "-l").unwrap_err().to_string();
+        assert!(
+            e.contains("the > and < operators (key>N, key<N) are not supported"),
+            "{e}"
+        );
+        let e = parse_selector("gen<6", "--pod-selector")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("(--pod-selector)") && e.contains("not supported"),
+            "{e}"
+        );
+        assert!(
+            !parse_selector("gen!6", "-l")
+                .unwrap_err()
+                .to_string()
+                .contains(">")
+        );
     }
 }

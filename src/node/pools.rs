@@ -548,14 +548,21 @@ pub async fn diff(
         total += p.differences();
     }
     if total == 0 {
-        let _ = writeln!(
-            err,
-            "no differences: {} node{} already match the policy's pools",
-            plans.len(),
-            if plans.len() == 1 { "" } else { "s" }
-        );
+        let _ = writeln!(err, "{}", no_differences(&plans));
     }
     Ok(total)
+}
+
+/// What `node diff` says when there is nothing to do: only the nodes that
+/// are in a pool are counted (plans also hold nodes that are in no pool
+/// any more but carry an earlier apply's record).
+fn no_differences(plans: &[NodePlan]) -> String {
+    let members = plans.iter().filter(|p| !p.pools.is_empty()).count();
+    match members {
+        0 => "no differences: no node is in any of the policy's pools".into(),
+        1 => "no differences: the 1 node in the policy's pools already matches them".into(),
+        n => format!("no differences: the {n} nodes in the policy's pools already match them"),
+    }
 }
 
 /// `node apply`: writes every node's plan. Conflicts (someone else's value
@@ -654,6 +661,35 @@ mod tests {
 
     fn policy() -> Policy {
         Policy::from_bytes("p.yaml", POLICY.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn no_differences_counts_pool_members_only() {
+        let plan = |node: &str, pools: &[&str]| NodePlan {
+            node: node.into(),
+            pools: pools.iter().map(|p| p.to_string()).collect(),
+            changes: Vec::new(),
+            patch: None,
+            notes: Vec::new(),
+        };
+        let plans = [plan("a", &["gpu"]), plan("b", &[]), plan("c", &[])];
+        assert_eq!(
+            no_differences(&plans),
+            "no differences: the 1 node in the policy's pools already matches them"
+        );
+        let plans = [
+            plan("a", &["gpu"]),
+            plan("b", &["gpu", "x"]),
+            plan("c", &[]),
+        ];
+        assert_eq!(
+            no_differences(&plans),
+            "no differences: the 2 nodes in the policy's pools already match them"
+        );
+        assert_eq!(
+            no_differences(&[plan("c", &[])]),
+            "no differences: no node is in any of the policy's pools"
+        );
     }
 
     #[test]

@@ -90,12 +90,35 @@ pub fn split_args(args: &[String]) -> Result<(Vec<String>, Vec<TaintChange>), Er
 /// validation of keys, values and effects.
 pub fn parse_change(spec: &str) -> Result<TaintChange, String> {
     if let Some(body) = spec.strip_suffix('-') {
+        // kubectl's forms: key-, key:Effect-, key=value:Effect- (the last
+        // removes by key and effect, whatever the value).
         let (kv, effect) = match body.split_once(':') {
+            Some((_, e)) if e.contains(':') => {
+                return Err(format!(
+                    "invalid taint spec {spec:?}: more than one ':'; to remove a taint write key-, key:Effect- or key=value:Effect-"
+                ));
+            }
             Some((kv, e)) => (kv, Some(e)),
             None => (body, None),
         };
-        let key = kv.split_once('=').map(|(k, _)| k).unwrap_or(kv);
+        let (key, value) = match kv.split_once('=') {
+            Some((k, _)) if effect.is_none() => {
+                return Err(format!(
+                    "invalid taint spec {spec:?}: a removal by value needs the effect too ({k}=VALUE:Effect-, which removes {k} with that effect whatever its value), or write {k}- to remove every effect of {k}"
+                ));
+            }
+            Some((_, v)) if v.contains('=') => {
+                return Err(format!(
+                    "invalid taint spec {spec:?}: more than one '='; the form is key=value:Effect-"
+                ));
+            }
+            Some((k, v)) => (k, Some(v)),
+            None => (kv, None),
+        };
         check_key(spec, key)?;
+        if let Some(v) = value {
+            check_value(spec, v)?;
+        }
         if let Some(e) = effect {
             check_effect(spec, e)?;
         }
@@ -128,13 +151,7 @@ pub fn parse_change(spec: &str) -> Result<TaintChange, String> {
     };
     check_key(spec, key)?;
     if let Some(v) = value {
-        let errs = k8s::label_value(v);
-        if !errs.is_empty() {
-            return Err(format!(
-                "invalid taint spec {spec:?}: value {v:?}: {}",
-                errs.join("; ")
-            ));
-        }
+        check_value(spec, v)?;
     }
     check_effect(spec, effect)?;
     Ok(TaintChange::Add(Taint {
@@ -155,6 +172,18 @@ fn check_key(spec: &str, key: &str) -> Result<(), String> {
     } else {
         Err(format!(
             "invalid taint spec {spec:?}: key {key:?}: {}",
+            errs.join("; ")
+        ))
+    }
+}
+
+fn check_value(spec: &str, value: &str) -> Result<(), String> {
+    let errs = k8s::label_value(value);
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid taint spec {spec:?}: value {value:?}: {}",
             errs.join("; ")
         ))
     }
@@ -288,13 +317,16 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// kubectl's result word.
-    pub fn verb(&self) -> &'static str {
+    /// kubectl's result word (its `reorganizeTaints`: `modified` when
+    /// taints were both added and removed, or whenever `--overwrite` is
+    /// given). `unchanged` is kfsched's: nothing is written.
+    pub fn verb(&self, overwrite: bool) -> &'static str {
         match (self.added, self.removed) {
+            (false, false) => "unchanged",
+            _ if overwrite => "modified",
             (true, true) => "modified",
             (true, false) => "tainted",
             (false, true) => "untainted",
-            (false, false) => "unchanged",
         }
     }
 }
@@ -304,7 +336,7 @@ pub fn plan(node: &Node, changes: &[TaintChange], overwrite: bool) -> Step {
     match apply_changes(node, changes, overwrite) {
         Err(m) => Step::Refuse(m),
         Ok((_, o)) if !o.added && !o.removed => Step::Unchanged {
-            verb: o.verb().into(),
+            verb: o.verb(overwrite).into(),
             notes: o.notes,
         },
         Ok((taints, o)) => {
@@ -315,7 +347,7 @@ pub fn plan(node: &Node, changes: &[TaintChange], overwrite: bool) -> Step {
             };
             Step::Write {
                 patch: json!({"spec": {"taints": value}}),
-                verb: o.verb().into(),
+                verb: o.verb(overwrite).into(),
                 guard: true,
                 notes: o.notes,
             }
@@ -427,6 +459,59 @@ mod tests {
         assert!(parse_change(&format!("k={}:NoSchedule", "x".repeat(64))).is_err());
         assert!(parse_change(":NoSchedule").is_err());
         assert!(parse_change("k:NoSchedule:x").is_err());
+    }
+
+    #[test]
+    fn removals_are_validated_like_kubectl() {
+        // kubectl's parseTaint: `a=zzz-` is no form of removal.
+        let e = parse_change("a=zzz-").unwrap_err();
+        assert!(e.contains("needs the effect too"), "{e}");
+        assert!(e.contains("a- to remove every effect"), "{e}");
+        // The value of key=value:Effect- is checked, and then ignored.
+        assert!(
+            parse_change("a=b c:NoSchedule-")
+                .unwrap_err()
+                .contains("value \"b c\"")
+        );
+        assert!(parse_change(&format!("a={}:NoSchedule-", "x".repeat(64))).is_err());
+        assert_eq!(
+            parse_change(&format!("a={}:NoSchedule-", "x".repeat(63))),
+            Ok(TaintChange::Remove {
+                key: "a".into(),
+                effect: Some("NoSchedule".into())
+            })
+        );
+        assert!(parse_change("a=b=c:NoSchedule-").is_err());
+        assert!(parse_change("a:NoSchedule:x-").is_err());
+        assert!(
+            parse_change("a:NoSchedul-")
+                .unwrap_err()
+                .contains("did you mean")
+        );
+        assert!(parse_change("-").unwrap_err().contains("the key is empty"));
+        assert!(parse_change("=v:NoSchedule-").is_err());
+        assert!(parse_change("b@d-").is_err());
+    }
+
+    #[test]
+    fn result_words_are_kubectls() {
+        let n = node(&["a=1:NoSchedule", "b:NoExecute"]);
+        let verb = |specs: &[&str], overwrite: bool| {
+            let changes: Vec<TaintChange> =
+                specs.iter().map(|s| parse_change(s).unwrap()).collect();
+            apply_changes(&n, &changes, overwrite)
+                .unwrap()
+                .1
+                .verb(overwrite)
+        };
+        assert_eq!(verb(&["c:NoSchedule"], false), "tainted");
+        assert_eq!(verb(&["b-"], false), "untainted");
+        assert_eq!(verb(&["c:NoSchedule", "b-"], false), "modified");
+        // kubectl: `(added && deleted) || overwrite` is MODIFIED.
+        assert_eq!(verb(&["c:NoSchedule"], true), "modified");
+        assert_eq!(verb(&["a=2:NoSchedule"], true), "modified");
+        assert_eq!(verb(&["b-"], true), "modified");
+        assert_eq!(verb(&["a=1:NoSchedule"], true), "unchanged");
     }
 
     #[test]

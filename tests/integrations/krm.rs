@@ -450,3 +450,105 @@ fn fn_edits_the_resource_list_in_place_and_adds_results() {
         out.stdout
     );
 }
+
+/// The `results` of a ResourceList the function wrote.
+fn results(out: &str) -> Vec<Value> {
+    let docs = documents(out);
+    match docs[0].get("results") {
+        Some(Value::Seq(r)) => r.clone(),
+        other => panic!("no results: {other:?}\n{out}"),
+    }
+}
+
+fn field<'v>(v: &'v Value, path: &[&str]) -> Option<&'v str> {
+    let mut v = v;
+    for k in path {
+        v = v.get(k)?;
+    }
+    v.as_str()
+}
+
+#[test]
+fn fn_failure_writes_no_info_results_and_names_the_item() {
+    // The Job would be changed, the Workflow is refused (templateDefaults
+    // sets scheduling): the run fails, so nothing is written and no result
+    // may say that the Job was changed.
+    let workflow = "- apiVersion: argoproj.io/v1alpha1
+  kind: Workflow
+  metadata:
+    name: wf
+    namespace: ml
+    annotations:
+      internal.config.kubernetes.io/path: 'wf.yaml'
+  spec:
+    entrypoint: main
+    templateDefaults:
+      tolerations: [{key: x, operator: Exists}]
+    templates:
+    - name: main
+      container: {image: pytorch/pytorch:2.3}
+functionConfig:
+";
+    let input = RESOURCE_LIST.replacen("functionConfig:\n", workflow, 1);
+    let sb = Sandbox::new();
+    let out = run(sb.cmd(KFSCHED).arg("fn"), Some(input.as_bytes()));
+    out.code(1);
+    assert!(
+        out.stdout.starts_with(&input),
+        "items untouched\n{}",
+        out.stdout
+    );
+    let results = results(&out.stdout);
+    assert!(
+        results
+            .iter()
+            .all(|r| field(r, &["severity"]) != Some("info")),
+        "an info result although nothing was written:\n{}",
+        out.stdout
+    );
+    let errors: Vec<&Value> = results
+        .iter()
+        .filter(|r| field(r, &["severity"]) == Some("error"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", out.stdout);
+    let e = errors[0];
+    assert!(
+        field(e, &["message"]).is_some_and(|m| m.starts_with("ResourceList:")
+            && m.contains("items[2].spec.templateDefaults.tolerations")),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        field(e, &["resourceRef", "apiVersion"]),
+        Some("argoproj.io/v1alpha1")
+    );
+    assert_eq!(field(e, &["resourceRef", "kind"]), Some("Workflow"));
+    assert_eq!(field(e, &["resourceRef", "name"]), Some("wf"));
+    assert_eq!(field(e, &["resourceRef", "namespace"]), Some("ml"));
+    assert_eq!(field(e, &["file", "path"]), Some("wf.yaml"));
+}
+
+#[test]
+fn fn_policy_errors_are_located_in_the_resource_list() {
+    let bad = RESOURCE_LIST.replace("effect: NoSchedule}", "effect: NoSchedul}");
+    let sb = Sandbox::new();
+    let out = run(sb.cmd(KFSCHED).arg("fn"), Some(bad.as_bytes()));
+    out.code(1);
+    let line = bad
+        .lines()
+        .position(|l| l.contains("NoSchedul}"))
+        .expect("the bad line")
+        + 1;
+    let msg = results(&out.stdout)
+        .iter()
+        .find(|r| field(r, &["severity"]) == Some("error"))
+        .and_then(|r| field(r, &["message"]).map(str::to_string))
+        .expect("an error result");
+    // Line and column are the ResourceList's, and so is the label.
+    assert!(
+        msg.starts_with(&format!("invalid SchedulingPolicy: ResourceList:{line}:"))
+            && msg.contains(": functionConfig.spec.rules[0].tolerations[0].effect: "),
+        "{msg}"
+    );
+    assert!(!msg.contains(" functionConfig:"), "{msg}");
+}

@@ -510,3 +510,238 @@ fn grace_period_reaches_the_server() {
         delete_nodes(&client, &nodes).await;
     });
 }
+
+#[test]
+#[ignore = "needs the control plane: scripts/test.sh starts it"]
+fn server_dry_run_reports_budget_refusals_at_once() {
+    let _g = shared();
+    let c = cluster();
+    rt().block_on(async {
+        let client = c.client().await;
+        let id = unique("sdr");
+        let nodes = create_nodes(&client, &id, 1, &[]).await;
+        let a = nodes.names[0].as_str();
+        create_namespace(&client, &id).await;
+        let ns = id.as_str();
+        create::<Deployment>(&client, ns, deployment("web", 3, &id, false)).await;
+        let web = ready_pods(&client, ns, "web", 3, Some(a)).await;
+        let budget = |min: i32| {
+            json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web"},
+                   "spec": {"minAvailable": min, "selector": {"matchLabels": {"app": "web"}}}})
+        };
+        create::<PodDisruptionBudget>(&client, ns, budget(3)).await;
+        wait_budget(&client, ns, "web", 0).await;
+
+        // The budget refuses (429): a server dry run evicts nothing, so it
+        // never will allow it. Reported at once, not retried; exit 3.
+        let start = std::time::Instant::now();
+        let r = c.kfsched("drain", &[a, "--dry-run=server"]);
+        r.code(3);
+        assert!(start.elapsed() < Duration::from_secs(15), "took {:?}", start.elapsed());
+        assert!(!r.stderr.contains("retrying"), "{}", r.stderr);
+        let refused = r
+            .stdout
+            .lines()
+            .filter(|l| l.trim_start().starts_with("REFUSED"))
+            .collect::<Vec<_>>();
+        assert_eq!(refused.len(), 3, "{}", r.stdout);
+        for l in &refused {
+            assert!(l.contains(&format!("would be refused (429) by PodDisruptionBudget {ns}/web (server dry run)")), "{l}");
+        }
+        assert!(
+            r.stdout.contains(&format!(
+                "node/{a} would NOT be drained: 3 evictions would be refused by PodDisruptionBudget {ns}/web (server dry run)"
+            )),
+            "{}",
+            r.stdout
+        );
+        assert_eq!(r.stderr.lines().filter(|l| l.starts_with("error: ")).count(), 1, "{}", r.stderr);
+        assert!(!unschedulable(&client, a).await, "a server dry run cordoned the node");
+        assert_eq!(uids(&pods(&client, ns).await), uids(&web), "a server dry run evicted something");
+
+        // A budget that allows 1 disruption: the server checks each
+        // eviction alone, so all three would be evicted; the report says
+        // that a real drain goes one disruption at a time.
+        Api::<PodDisruptionBudget>::namespaced(client.clone(), ns)
+            .delete("web", &Default::default())
+            .await
+            .expect("delete budget");
+        create::<PodDisruptionBudget>(&client, ns, budget(2)).await;
+        wait_budget(&client, ns, "web", 1).await;
+        let r = c.kfsched("drain", &[a, "--dry-run=server"]);
+        r.ok();
+        assert_eq!(r.stdout.matches("would be evicted").count(), 3, "{}", r.stdout);
+        assert!(
+            r.stdout.contains(&format!(
+                "note: a server dry run checks each eviction alone: PodDisruptionBudget {ns}/web allows 1 disruption now and covers 3 of these pods"
+            )),
+            "{}",
+            r.stdout
+        );
+        assert!(!unschedulable(&client, a).await);
+        assert_eq!(uids(&pods(&client, ns).await), uids(&web));
+        delete_namespace(&client, ns).await;
+        delete_nodes(&client, &nodes).await;
+    });
+}
+
+#[test]
+#[ignore = "needs the control plane: scripts/test.sh starts it"]
+fn a_blocked_pod_on_any_node_refuses_before_any_eviction() {
+    let _g = shared();
+    let c = cluster();
+    rt().block_on(async {
+        let client = c.client().await;
+        let (nodes, id) = two_nodes_with_pods_on_first(&c, &client, "multi").await;
+        let (a, b) = (nodes.names[0].as_str(), nodes.names[1].as_str());
+        let ns = id.as_str();
+        // node a: only pods a drain may evict; node b: a bare pod.
+        create::<Deployment>(&client, ns, deployment("web", 2, &id, false)).await;
+        let web = ready_pods(&client, ns, "web", 2, Some(a)).await;
+        create::<Pod>(
+            &client,
+            ns,
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare", "labels": {"app": "bare"}},
+                   "spec": {"nodeName": b, "containers": [{"name": "c", "image": "example.invalid/bare:1"}]}}),
+        )
+        .await;
+        ready_pods(&client, ns, "bare", 1, Some(b)).await;
+        c.kfsched("uncordon", &[b]).ok();
+        let before = uids(&pods(&client, ns).await);
+
+        let sel = format!("kfsched-test={id}");
+        for args in [vec![a, b], vec!["-l", sel.as_str()]] {
+            let r = c.kfsched("drain", &args);
+            r.code(3);
+            // Both nodes' pods are listed before anything happens.
+            assert!(r.stdout.contains(&format!("pods on node/{a} (2):")), "{}", r.stdout);
+            assert!(r.stdout.contains(&format!("pods on node/{b} (1):")), "{}", r.stdout);
+            assert!(!r.stdout.contains("drain report"), "{}", r.stdout);
+            // One error line, naming the pod, the flag and what was undone.
+            assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+            assert!(
+                r.stderr.starts_with(&format!("error: cannot drain node/{b}: 1 pod is blocked: {ns}/bare: "))
+                    && r.stderr.contains("(use --force to override)")
+                    && r.stderr.contains(&format!(
+                        "nothing was evicted and the cordons this drain added (node/{a}, node/{b}) were undone"
+                    )),
+                "{}",
+                r.stderr
+            );
+            // Afterwards: nothing evicted on either node, both schedulable.
+            assert_eq!(uids(&pods(&client, ns).await), before, "a refused drain evicted something");
+            assert_eq!(uids(&ready_pods(&client, ns, "web", 2, Some(a)).await), uids(&web));
+            assert!(!unschedulable(&client, a).await, "node/{a} stayed cordoned");
+            assert!(!unschedulable(&client, b).await, "node/{b} stayed cordoned");
+        }
+
+        // A node that was cordoned already stays cordoned.
+        c.kfsched("cordon", &[a]).ok();
+        let r = c.kfsched("drain", &[a, b]);
+        r.code(3);
+        assert!(
+            r.stderr.contains(&format!("nothing was evicted and the cordon this drain added (node/{b}) was undone")),
+            "{}",
+            r.stderr
+        );
+        assert!(unschedulable(&client, a).await);
+        assert!(!unschedulable(&client, b).await);
+        assert_eq!(uids(&pods(&client, ns).await), before);
+
+        c.kfsched("uncordon", &[a]).ok();
+        delete_namespace(&client, ns).await;
+        delete_nodes(&client, &nodes).await;
+    });
+}
+
+/// Flag errors stop `node drain` and `node cordon` before any request.
+#[test]
+fn drain_and_cordon_flags_are_checked_like_kubectl() {
+    let run = |args: &[&str]| super::cluster::run_bin(args, &[]);
+    // --timeout is a Go duration: a unit is required (time.ParseDuration).
+    let r = run(&["node", "drain", "n1", "--timeout", "5"]);
+    r.code(2);
+    assert_eq!(
+        r.stderr,
+        "error: --timeout: invalid duration \"5\": missing unit (h, m, s, ms), e.g. 5s\n"
+    );
+    // ... except 0 (wait forever), which passes the parser: the next
+    // failure is the missing kubeconfig, exit 2, not a --timeout error.
+    let r = run(&[
+        "node",
+        "drain",
+        "n1",
+        "--timeout",
+        "0",
+        "--kubeconfig",
+        "/nonexistent",
+    ]);
+    assert!(!r.stderr.contains("--timeout"), "{}", r.stderr);
+    // cordon and drain take no --all, so their messages do not offer it.
+    for sub in ["cordon", "uncordon", "drain"] {
+        let r = run(&["node", sub]);
+        r.code(2);
+        assert_eq!(
+            r.stderr, "error: no nodes: give node names or -l/--selector SELECTOR\n",
+            "{sub}"
+        );
+    }
+    let r = run(&["node", "taint", "a=1:NoSchedule"]);
+    r.code(2);
+    assert!(r.stderr.contains("or --all"), "{}", r.stderr);
+    // kubectl's `key>N` is not supported: say so, not just "invalid key".
+    let r = run(&["node", "drain", "-l", "gen>6"]);
+    r.code(2);
+    assert!(
+        r.stderr
+            .contains("the > and < operators (key>N, key<N) are not supported"),
+        "{}",
+        r.stderr
+    );
+    let r = run(&["node", "drain", "n1", "--pod-selector", "gen<6"]);
+    r.code(2);
+    assert!(
+        r.stderr.contains("(--pod-selector)") && r.stderr.contains("not supported"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+#[ignore = "needs the control plane: scripts/test.sh starts it"]
+fn ctrl_c_ends_a_drain_whose_server_never_answers() {
+    let _g = shared();
+    let c = cluster();
+    // A server that accepts the connection and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = silent.local_addr().expect("addr").port();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hung = dir.path().join("silent.kubeconfig");
+    let admin = std::fs::read_to_string(&c.admin).expect("admin kubeconfig");
+    std::fs::write(
+        &hung,
+        admin.replace(&c.server, &format!("https://127.0.0.1:{port}")),
+    )
+    .expect("write");
+    let hung = Cluster {
+        admin: hung,
+        ..c.clone()
+    };
+    let drain = Background::start(&hung, &["n1", "--ignore-daemonsets"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = std::time::Instant::now();
+    let pid = drain.child.id().to_string();
+    let killed = Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let (code, stdout, stderr) = drain.finish();
+    assert_eq!(code, Some(130), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        sent.elapsed() < Duration::from_secs(3),
+        "took {:?} after Ctrl-C",
+        sent.elapsed()
+    );
+    drop(silent);
+}

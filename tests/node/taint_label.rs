@@ -61,8 +61,10 @@ fn taint_every_form() {
             r.stderr
         );
         assert_eq!(get_node(&client, n).await.metadata.resource_version, before);
-        c.kfsched("taint", &[n, "a=2:NoSchedule", "--overwrite"])
-            .ok();
+        // kubectl's word whenever --overwrite is given: `modified`.
+        let r = c.kfsched("taint", &[n, "a=2:NoSchedule", "--overwrite"]);
+        r.ok();
+        assert_eq!(r.stdout, format!("node/{n} modified\n"));
         assert_eq!(
             taints(&client, n).await,
             [
@@ -135,11 +137,25 @@ fn taint_every_form() {
             vec![n, "k=1:NoSchedule", "k-"],
             vec!["k=1:NoSchedule", n],
             vec![n],
+            // Removals are validated as kubectl does: `key=value-` is no
+            // removal form (it removed every `a` taint), and the value of
+            // `key=value:Effect-` must be a valid value.
+            vec![n, "a=zzz-"],
+            vec![n, "a=b c:NoSchedule-"],
+            vec![
+                n,
+                &*Box::leak(format!("a={}:NoSchedule-", "v".repeat(64)).into_boxed_str()),
+            ],
+            vec![n, "a:NoSchedule:x-"],
         ] {
             let r = c.kfsched("taint", &bad);
             r.code(2);
             assert!(r.stderr.starts_with("error: "), "{bad:?}: {}", r.stderr);
         }
+        assert_eq!(
+            taints(&client, n).await,
+            ["a=2:NoSchedule", "b:NoExecute", "e=1:NoSchedule"]
+        );
         assert_eq!(get_node(&client, n).await.metadata.resource_version, before);
 
         // Everything off again: the list becomes empty.
@@ -205,6 +221,13 @@ fn label_every_form() {
             "{}",
             r.stderr
         );
+        assert_eq!(labels(&client, n).await, map(&[("a", "2"), ("empty", "")]));
+
+        // kubectl 1.32 says `labeled` for a removal with --overwrite.
+        c.kfsched("label", &[n, "gone=1"]).ok();
+        let r = c.kfsched("label", &[n, "gone-", "--overwrite"]);
+        r.ok();
+        assert_eq!(r.stdout, format!("node/{n} labeled\n"));
         assert_eq!(labels(&client, n).await, map(&[("a", "2"), ("empty", "")]));
 
         let before = get_node(&client, n).await.metadata.resource_version;

@@ -11,14 +11,13 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use kfsched::exit::Exit;
-use kfsched::k8s::LabelSelector;
 use kfsched::node::client::{self, ClientOptions, Clients};
 use kfsched::node::cordon::CordonOptions;
 use kfsched::node::drain::{self, DrainOptions};
 use kfsched::node::label::{self, LabelOptions};
 use kfsched::node::pools::{self, PoolOptions};
 use kfsched::node::taint::{self, TaintOptions};
-use kfsched::node::{DryRun, Error, Targets, parse_duration};
+use kfsched::node::{DryRun, Error, Targets, parse_duration, parse_go_duration, parse_selector};
 use kfsched::policy::Policy;
 
 #[derive(Args, Debug)]
@@ -62,8 +61,10 @@ pub enum NodeCommand {
     )]
     Drain(DrainArgs),
     /// Make every node of every nodePools entry carry the pool's labels and taints
+    #[command(override_usage = "kubectl kfsched node apply [OPTIONS]")]
     Apply(ApplyArgs),
     /// Show what `node apply` would change (exit 1 when it would change something)
+    #[command(override_usage = "kubectl kfsched node diff [OPTIONS]")]
     Diff(PoolDiffArgs),
 }
 
@@ -287,18 +288,13 @@ fn prepare(
         NodeCommand::Cordon(a) => cordon_job(a, true, err)?,
         NodeCommand::Uncordon(a) => cordon_job(a, false, err)?,
         NodeCommand::Drain(a) => {
-            let targets =
-                Targets::from_args(a.nodes, a.selector.as_deref(), false).map_err(|e| u(err, e))?;
+            let targets = Targets::from_names_or_selector(a.nodes, a.selector.as_deref())
+                .map_err(|e| u(err, e))?;
             let timeout =
-                parse_duration(&a.timeout).map_err(|e| usage(err, format!("--timeout: {e}")))?;
+                parse_go_duration(&a.timeout).map_err(|e| usage(err, format!("--timeout: {e}")))?;
             let pod_selector = match a.pod_selector.as_deref() {
                 None => None,
-                Some(s) => Some(LabelSelector::parse(s).map_err(|e| {
-                    usage(
-                        err,
-                        format!("invalid label selector {s:?} (--pod-selector): {e}"),
-                    )
-                })?),
+                Some(s) => Some(parse_selector(s, "--pod-selector").map_err(|e| u(err, e))?),
             };
             if a.grace_period < -1 {
                 return Err(usage(
@@ -351,8 +347,8 @@ fn prepare(
 }
 
 fn cordon_job(a: CordonArgs, cordon: bool, err: &mut dyn Write) -> Result<Job, Exit> {
-    let targets =
-        Targets::from_args(a.nodes, a.selector.as_deref(), false).map_err(|e| usage(err, e))?;
+    let targets = Targets::from_names_or_selector(a.nodes, a.selector.as_deref())
+        .map_err(|e| usage(err, e))?;
     Ok(Job::Cordon(CordonOptions {
         targets,
         cordon,
