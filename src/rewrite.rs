@@ -270,7 +270,10 @@ fn process_parsed(
                     && tree.get_value(r, "platforms").is_some()
                     && tree.get_value(r, "pipelineInfo").is_none()
             });
-            let mut docs = vec![Doc::KfpV2(kfp_v2::Pipeline::parse(&value, 0, platform))];
+            // The tree starts after the skimmed pipeline: its first
+            // document (if any) is the next one.
+            let next = (!tree.documents.is_empty()).then_some(0);
+            let mut docs = vec![Doc::KfpV2(kfp_v2::Pipeline::parse(&value, next, platform))];
             drop(value);
             let rest = if platform.is_some() {
                 &roots[1..]
@@ -280,7 +283,8 @@ fn process_parsed(
             if platform.is_some() {
                 docs.push(Doc::KfpV2Platform);
             }
-            docs.extend(format::detect_roots(&tree, rest).map_err(to_diag)?);
+            let first = roots.len() - rest.len();
+            docs.extend(format::detect_roots_from(&tree, rest, first).map_err(to_diag)?);
             docs
         }
     };

@@ -20,7 +20,9 @@ use crate::yaml::value::{Value, node_value};
 /// One pipeline document (and the platform document after it, if any).
 #[derive(Clone, Debug)]
 pub struct Pipeline {
-    pub doc: usize,
+    /// The index (in the parsed tree) of the document after this one, where
+    /// a new platform document goes; `None` when this one is the last.
+    pub next_doc: Option<usize>,
     /// Written by the KFP SDK (`sdkVersion: kfp-...`).
     pub sdk: bool,
     pub name: String,
@@ -146,7 +148,11 @@ const EXECUTOR: &[Pattern] = &[Pattern {
 
 impl Pipeline {
     /// Reads a pipeline document: a span-tree node or a skimmed [`PROJECTION`].
-    pub fn parse<'s, V: View<'s>>(root: V, doc: usize, platform: Option<NodeId>) -> Pipeline {
+    pub fn parse<'s, V: View<'s>>(
+        root: V,
+        next_doc: Option<usize>,
+        platform: Option<NodeId>,
+    ) -> Pipeline {
         let name = at(root, &["pipelineInfo", "name"])
             .and_then(V::text)
             .unwrap_or("")
@@ -163,7 +169,7 @@ impl Pipeline {
             .map(|m| m.entries().into_iter().collect())
             .unwrap_or_default();
         let mut p = Pipeline {
-            doc,
+            next_doc,
             sdk,
             name: name.clone(),
             components: Vec::new(),
@@ -457,9 +463,13 @@ impl Pipeline {
         let mut by_exec: BTreeMap<String, Value> = BTreeMap::new();
         for ch in changes {
             if let Place::KfpV2 { executor } = &ch.component.place {
-                by_exec
-                    .entry(executor.clone())
-                    .or_insert_with(|| self.desired(tree, executor, ch));
+                by_exec.entry(executor.clone()).or_insert_with(|| {
+                    // Keys in the order the SDK writes them (sorted), for new
+                    // keys in existing maps too; existing keys stay where they are.
+                    let mut d = self.desired(tree, executor, ch);
+                    d.sort_keys();
+                    d
+                });
             }
         }
         if by_exec.is_empty() {
@@ -471,7 +481,12 @@ impl Pipeline {
                 &["platforms", "kubernetes", "deploymentSpec", "executors"],
                 executors_value(by_exec),
             );
-            return vec![Edit::AppendDocument { value: doc }];
+            // Right after this pipeline, where the SDK writes it and where
+            // it is read back as this pipeline's.
+            return vec![match self.next_doc {
+                Some(before) => Edit::InsertDocument { before, value: doc },
+                None => Edit::AppendDocument { value: doc },
+            }];
         };
         // Walk down as far as the platform document goes, then add the rest.
         let path = ["platforms", "kubernetes", "deploymentSpec", "executors"];

@@ -137,7 +137,17 @@ pub fn detect(tree: &Tree) -> Result<Vec<Doc>, (NodeId, String)> {
 
 /// Detects what each of a sequence of root nodes is: the documents of a
 /// file, or the items of a KRM ResourceList.
+/// Detects the format of `roots`, the documents of `tree` from its first.
 pub fn detect_roots(tree: &Tree, roots: &[Option<NodeId>]) -> Result<Vec<Doc>, (NodeId, String)> {
+    detect_roots_from(tree, roots, 0)
+}
+
+/// Detects the format of `roots`, the documents `first..` of `tree`.
+pub fn detect_roots_from(
+    tree: &Tree,
+    roots: &[Option<NodeId>],
+    first: usize,
+) -> Result<Vec<Doc>, (NodeId, String)> {
     let mut docs = Vec::with_capacity(roots.len());
     let mut last_pipeline: Option<usize> = None;
     for (i, d) in roots.iter().enumerate() {
@@ -156,9 +166,10 @@ pub fn detect_roots(tree: &Tree, roots: &[Option<NodeId>]) -> Result<Vec<Doc>, (
                     && tree.get_value(r, "platforms").is_some()
                     && tree.get_value(r, "pipelineInfo").is_none()
             });
+            let next = first + i + 1;
             docs.push(Doc::KfpV2(kfp_v2::Pipeline::parse(
                 TreeNode { tree, id: root },
-                i,
+                (next < tree.documents.len()).then_some(next),
                 platform,
             )));
             last_pipeline = Some(i);

@@ -73,6 +73,8 @@ pub enum Edit {
     },
     /// Append a document at the end of the stream.
     AppendDocument { value: Value },
+    /// Add a document right before document `before` of the stream.
+    InsertDocument { before: usize, value: Value },
 }
 
 /// Why an edit cannot be made.
@@ -159,6 +161,10 @@ impl<'t, 'a> Editor<'t, 'a> {
             }
             Edit::AppendDocument { value } => {
                 self.append_document(&value);
+                Ok(())
+            }
+            Edit::InsertDocument { before, value } => {
+                self.insert_document(before, &value);
                 Ok(())
             }
         }
@@ -375,6 +381,16 @@ impl<'t, 'a> Editor<'t, 'a> {
         self.check_editable(node)?;
         let tree = self.tree;
         let n = tree.node(node);
+        if n.style == Style::Flow
+            && matches!(n.kind, Kind::Map | Kind::Seq)
+            && tree.children(node).next().is_none()
+            && matches!(desired, Value::Map(d) if !d.is_empty())
+                | matches!(desired, Value::Seq(d) if !d.is_empty())
+        {
+            // An empty `{}` or `[]` that gains entries: written anew, in one
+            // edit (several inserts into it would overlap).
+            return self.replace_node(node, desired);
+        }
         match (n.kind, desired) {
             (Kind::Map, Value::Map(d)) => {
                 if n.style == Style::Flow && (self.is_sdk() || d.is_empty()) {
@@ -816,10 +832,9 @@ impl<'t, 'a> Editor<'t, 'a> {
 
     // ----- documents ---------------------------------------------------------------
 
-    fn append_document(&mut self, value: &Value) {
-        let src = self.tree.src();
-        let newline = !src.is_empty() && !src.ends_with('\n');
-        let mut text = match self.flavor {
+    /// A document's text: `---`, then the value in the flavour's style.
+    fn document_text(&self, value: &Value) -> String {
+        match self.flavor {
             Flavor::Generic(bs) => {
                 let mut text = String::from("---\n");
                 if let Value::Map(m) = value {
@@ -830,7 +845,29 @@ impl<'t, 'a> Editor<'t, 'a> {
                 text
             }
             f => Emitter::next_document(f.profile().unwrap_or(PyProfile::KfpV2), value),
+        }
+    }
+
+    /// Inserts a document at the start of the line where document `before`
+    /// begins (its `---`), so it follows the document before that one.
+    fn insert_document(&mut self, before: usize, value: &Value) {
+        let Some(doc) = self.tree.documents.get(before) else {
+            return self.append_document(value);
         };
+        let src = self.tree.src();
+        let at = line_start(src, doc.start as usize);
+        let mut text = self.document_text(value);
+        if !doc.explicit_start {
+            // The next document began after a `...`: it needs its own marker now.
+            text.push_str("---\n");
+        }
+        self.splice(at, at, text, 0);
+    }
+
+    fn append_document(&mut self, value: &Value) {
+        let src = self.tree.src();
+        let newline = !src.is_empty() && !src.ends_with('\n');
+        let mut text = self.document_text(value);
         if newline {
             text.insert(0, '\n');
         }

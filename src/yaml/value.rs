@@ -96,6 +96,18 @@ impl Value {
         None
     }
 
+    /// Sorts the keys of every map in the value, as PyYAML's `sort_keys`.
+    pub fn sort_keys(&mut self) {
+        match self {
+            Value::Map(m) => {
+                m.sort_by(|a, b| a.0.cmp(&b.0));
+                m.iter_mut().for_each(|(_, v)| v.sort_keys());
+            }
+            Value::Seq(s) => s.iter_mut().for_each(Value::sort_keys),
+            _ => {}
+        }
+    }
+
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }

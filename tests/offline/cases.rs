@@ -20,6 +20,10 @@ const EDITS_LINES: &[(&str, &str)] = &[
         "adds a label inside the existing flow map `labels: {team: data}`",
     ),
     (
+        "argo-empty-fields-seeded",
+        "fills the template's empty `{}` and `[]` in place, starting from the workflow's values",
+    ),
+    (
         "no-final-newline",
         "the last line gains a line break before the inserted keys",
     ),

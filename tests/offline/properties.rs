@@ -233,12 +233,12 @@ fn the_kfp_v2_skimmer_reads_exactly_what_the_parser_reads() {
                 tree: &tree,
                 id: root,
             },
-            0,
+            None,
             None,
         );
         let proj = project(&text, PROJECTION)
             .unwrap_or_else(|| panic!("{}/{name}: an SDK-written file must skim", rel(&dir)));
-        let fast = Pipeline::parse(&proj.value, 0, None);
+        let fast = Pipeline::parse(&proj.value, None, None);
         assert_eq!(
             format!("{:?}", fast.components),
             format!("{:?}", full.components),

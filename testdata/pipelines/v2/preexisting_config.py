@@ -106,6 +106,8 @@ def pipeline(scheduled: bool):
             kubernetes.add_toleration(k, key="dedicated", operator="Equal", value="ml",
                                       effect="NoSchedule")
             kubernetes.add_pod_annotation(k, "example.com/owner", "data-eng@example.com")
+            kubernetes.add_node_selector(k, "disk", "ssd")
+            kubernetes.add_node_affinity(k, match_expressions=[LINUX])
 
         # toleration-json: a run-time toleration stays first, the policy's is appended
         kubernetes.add_toleration_json(t["toleration-json"], extra_tolerations)
@@ -187,6 +189,13 @@ spec:
     tolerations:
     - {key: dedicated, operator: Equal, value: ml, effect: NoSchedule}
     podAnnotations: {example.com/owner: data-eng@example.com}
+    nodeSelector: {disk: ssd}
+    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions:
+            - {key: kubernetes.io/os, operator: In, values: [linux]}
   - name: toleration-json
     match: {names: ["Variant toleration-json"]}
     tolerations:
@@ -221,7 +230,8 @@ executors `exec-step` … `exec-step-10` in creation order (see the `variant` in
   list are replaced (the old preferred term goes too); podLabels merge (`team` stays,
   `tier` added).
 - keeps-other-config: `imagePullPolicy`, `secretAsEnv` and `activeDeadlineSeconds` stay;
-  toleration and `podMetadata.annotations` added.
+  toleration, `nodeSelector`, `nodeAffinity` and `podMetadata.annotations` added, each at
+  its sorted place among the existing keys.
 - toleration-json: the run-time `tolerationJson: {componentInputParameter:
   extra_tolerations}` entry stays first; the policy's toleration is appended.
   doc 0 has the `extra_tolerations` input in both files.
