@@ -288,6 +288,29 @@ fn process_parsed(
             docs
         }
     };
+    // YAML 1.1 merge keys (`<<: *base`): the readers see only the keys
+    // written in a map, so a merged field would be missed, and one written
+    // next to the merge would override it. Refused in every document kfsched
+    // reads.
+    let skimmed_docs = docs.len().saturating_sub(tree.documents.len());
+    let merges: Vec<Diagnostic> = tree
+        .merge_keys()
+        .into_iter()
+        .filter(|&(i, _)| !matches!(docs.get(i + skimmed_docs), None | Some(Doc::Other(_))))
+        .map(|(_, k)| {
+            let path = tree.parent(k).map_or_else(String::new, |m| tree.path(m));
+            diag_at(
+                &tree,
+                file,
+                tree.node(k).start as usize,
+                &path,
+                "YAML merge key `<<`: kfsched does not expand merge keys, so it would miss the merged fields and override them with the ones it writes; write the merged keys out in this map; nothing was written".to_string(),
+            )
+        })
+        .collect();
+    if !merges.is_empty() {
+        return Err(merges);
+    }
     let mut editor = Editor::new(&tree, Flavor::KfpV2);
     let Planned {
         reports,

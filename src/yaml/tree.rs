@@ -500,6 +500,28 @@ impl<'a> Tree<'a> {
         self.nodes[id as usize].kind
     }
 
+    /// The YAML 1.1 merge keys (a plain `<<` key), each with the index of
+    /// its document.
+    pub fn merge_keys(&self) -> Vec<(usize, NodeId)> {
+        (0..self.nodes.len() as NodeId)
+            .filter(|&id| {
+                let n = &self.nodes[id as usize];
+                n.kind == Kind::Scalar
+                    && n.style == Style::Plain
+                    && !n.tagged
+                    && self.scalar(id) == "<<"
+                    && self.parent(id).is_some_and(|p| {
+                        self.kind(p) == Kind::Map && self.children(p).step_by(2).any(|k| k == id)
+                    })
+            })
+            .map(|id| {
+                let at = self.nodes[id as usize].start;
+                let doc = self.documents.partition_point(|d| d.start <= at);
+                (doc.saturating_sub(1), id)
+            })
+            .collect()
+    }
+
     pub fn parent(&self, id: NodeId) -> Option<NodeId> {
         let p = self.nodes[id as usize].parent;
         (p != NONE).then_some(p)

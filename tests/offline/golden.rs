@@ -167,7 +167,10 @@ fn a_new_platform_document_follows_its_pipeline() {
             assert_eq!(rewrite(&twice, &second), None, "{what}");
             assert_eq!(rewrite(&twice, &first), None, "{what}");
             assert_eq!(twice.matches("\nplatforms:\n").count(), 2, "{what}");
-            assert!(twice.starts_with(&once[..once.find(&b).expect("b")]), "{what}");
+            assert!(
+                twice.starts_with(&once[..once.find(&b).expect("b")]),
+                "{what}"
+            );
         }
     }
 }
