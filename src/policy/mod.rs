@@ -691,14 +691,34 @@ impl Validator {
             names_affinity,
             tol_cache: Default::default(),
         };
+        if rule.strategy == Strategy::Replace {
+            // Replacing a field with nothing would mean clearing it, which
+            // kfsched does not do: an Argo template without a value falls
+            // back to the workflow's, so "cleared" could not be written.
+            let empty_aff = rule.required.is_empty()
+                && rule.preferred.is_empty()
+                && !rule.has_pod_affinity();
+            for (field, empty) in [
+                ("tolerations", get(r, "tolerations").is_some() && rule.tolerations.is_empty()),
+                ("nodeSelector", names_node_selector && rule.node_selector.is_empty()),
+                ("affinity", aff.is_some() && empty_aff),
+            ] {
+                let p = format!("{path}.{field}");
+                if empty && !self.has_errors_under(&p) {
+                    self.err(
+                        &p,
+                        format!("Invalid value: an empty {field} under `strategy: replace` would clear the components' {field}, which kfsched does not do; list what they should have, or remove {field} from the rule"),
+                    );
+                }
+            }
+        }
         let does_nothing = rule.tolerations.is_empty()
             && rule.node_selector.is_empty()
             && rule.required.is_empty()
             && rule.preferred.is_empty()
             && !rule.has_pod_affinity()
             && rule.pod_labels.is_empty()
-            && rule.pod_annotations.is_empty()
-            && !(rule.strategy == Strategy::Replace && (names_node_selector || aff.is_some()));
+            && rule.pod_annotations.is_empty();
         if does_nothing && pool_name_ok(&rule, pools) && !self.has_errors_under(path) {
             self.err(
                 path,
