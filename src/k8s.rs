@@ -415,7 +415,7 @@ pub fn nearest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) ->
         if c.eq_ignore_ascii_case(word) {
             return Some(c);
         }
-        let d = levenshtein(&lw, &c.to_ascii_lowercase());
+        let d = edit_distance(&lw, &c.to_ascii_lowercase());
         let limit = (c.len().max(word.len()) / 3).clamp(1, 4);
         if d <= limit && best.is_none_or(|(_, bd)| d < bd) {
             best = Some((c, d));
@@ -431,9 +431,13 @@ pub fn nearest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) ->
     best.map(|(c, _)| c)
 }
 
-fn levenshtein(a: &str, b: &str) -> usize {
+/// Edits (insert, delete, substitute, or swap two neighbours) from `a` to
+/// `b`: the optimal-string-alignment distance, so `vaule` is one slip from
+/// `value`.
+fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     let mut cur = vec![0; b.len() + 1];
     for i in 1..=a.len() {
@@ -441,7 +445,11 @@ fn levenshtein(a: &str, b: &str) -> usize {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
             cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                cur[j] = cur[j].min(before[j - 2] + 1);
+            }
         }
+        std::mem::swap(&mut before, &mut prev);
         std::mem::swap(&mut prev, &mut cur);
     }
     prev[b.len()]
@@ -450,6 +458,24 @@ fn levenshtein(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nearest_counts_a_swap_of_neighbours_as_one_slip() {
+        assert_eq!(edit_distance("vaule", "value"), 1);
+        assert_eq!(edit_distance("nodse", "nodes"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(nearest("vaule", ["key", "value", "effect"]), Some("value"));
+        assert_eq!(
+            nearest(
+                "nodse",
+                ["name", "nodes", "nodeSelector", "labels", "taints"]
+            ),
+            Some("nodes")
+        );
+        assert_eq!(nearest("efect", ["key", "value", "effect"]), Some("effect"));
+        assert_eq!(nearest("zzz", ["key", "value", "effect"]), None);
+    }
 
     #[test]
     fn qualified_names() {

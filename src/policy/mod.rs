@@ -695,12 +695,17 @@ impl Validator {
             // Replacing a field with nothing would mean clearing it, which
             // kfsched does not do: an Argo template without a value falls
             // back to the workflow's, so "cleared" could not be written.
-            let empty_aff = rule.required.is_empty()
-                && rule.preferred.is_empty()
-                && !rule.has_pod_affinity();
+            let empty_aff =
+                rule.required.is_empty() && rule.preferred.is_empty() && !rule.has_pod_affinity();
             for (field, empty) in [
-                ("tolerations", get(r, "tolerations").is_some() && rule.tolerations.is_empty()),
-                ("nodeSelector", names_node_selector && rule.node_selector.is_empty()),
+                (
+                    "tolerations",
+                    get(r, "tolerations").is_some() && rule.tolerations.is_empty(),
+                ),
+                (
+                    "nodeSelector",
+                    names_node_selector && rule.node_selector.is_empty(),
+                ),
                 ("affinity", aff.is_some() && empty_aff),
             ] {
                 let p = format!("{path}.{field}");
@@ -858,9 +863,11 @@ impl Validator {
         for (j, rq) in term.match_expressions.iter().flatten().enumerate() {
             let rp = format!("{path}.matchExpressions[{j}]");
             let values = rq.values.clone().unwrap_or_default();
+            // Values of the wrong type are reported already, and read as none.
+            let values_bad = self.has_errors_under(&format!("{rp}.values"));
             match rq.operator.as_str() {
                 "In" | "NotIn" => {
-                    if values.is_empty() {
+                    if values.is_empty() && !values_bad {
                         self.err(
                             &format!("{rp}.values"),
                             "Required value: must be specified when `operator` is 'In' or 'NotIn'",
@@ -868,12 +875,13 @@ impl Validator {
                     }
                 }
                 "Exists" | "DoesNotExist" => {
-                    if !values.is_empty() {
+                    if !values.is_empty() && !values_bad {
                         self.err(&format!("{rp}.values"), "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
                     }
                 }
                 "Gt" | "Lt" => {
-                    if values.len() != 1 {
+                    if values_bad {
+                    } else if values.len() != 1 {
                         self.err(&format!("{rp}.values"), "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'");
                     } else if values[0].parse::<i64>().is_err() {
                         self.err(
@@ -911,9 +919,11 @@ impl Validator {
         for (j, rq) in term.match_fields.iter().flatten().enumerate() {
             let rp = format!("{path}.matchFields[{j}]");
             let values = rq.values.clone().unwrap_or_default();
+            let values_bad = self.has_errors_under(&format!("{rp}.values"));
             match rq.operator.as_str() {
                 "In" | "NotIn" => {
-                    if values.len() != 1 {
+                    if values_bad {
+                    } else if values.len() != 1 {
                         self.err(
                             &format!("{rp}.values"),
                             "Required value: must be only one value when `operator` is 'In' or 'NotIn' for node field selector (write one term per node name: terms are ORed)",
@@ -954,9 +964,10 @@ impl Validator {
         for (i, e) in s.match_expressions.iter().flatten().enumerate() {
             let p = format!("{path}.matchExpressions[{i}]");
             let values = e.values.clone().unwrap_or_default();
+            let values_bad = self.has_errors_under(&format!("{p}.values"));
             match e.operator.as_str() {
                 "In" | "NotIn" => {
-                    if values.is_empty() {
+                    if values.is_empty() && !values_bad {
                         self.err(
                             &format!("{p}.values"),
                             "Required value: must be specified when `operator` is 'In' or 'NotIn'",
@@ -964,7 +975,7 @@ impl Validator {
                     }
                 }
                 "Exists" | "DoesNotExist" => {
-                    if !values.is_empty() {
+                    if !values.is_empty() && !values_bad {
                         self.err(&format!("{p}.values"), "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
                     }
                 }
@@ -1052,6 +1063,23 @@ mod tests {
                 "p.yaml:8:26: spec.rules[0].tolerations[0].operator: Unsupported value: \"Equals\": supported values: \"Equal\", \"Exists\"; did you mean \"Equal\"?",
                 "p.yaml:9:18: spec.rules[0].tolerations[1].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
                 "p.yaml:10:25: spec.rules[0].nodeSelector.gpu: must be a string, got a boolean (true); quote it: \"true\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn values_of_the_wrong_type_are_one_error_not_also_missing_values() {
+        let err = load(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  rules:\n  - name: r\n    affinity:\n      nodeAffinity:\n        preferredDuringSchedulingIgnoredDuringExecution:\n        - weight: 1\n          preference:\n            matchExpressions:\n            - {key: z, operator: In, values: [1]}\n            - {key: x, operator: In}\n",
+        )
+        .unwrap_err();
+        let msgs: Vec<String> = err.0.iter().map(|d| d.to_string()).collect();
+        let base = "spec.rules[0].affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions";
+        assert_eq!(
+            msgs,
+            vec![
+                format!("p.yaml:12:47: {base}[0].values[0]: must be a string, got an integer (1); quote it: \"1\""),
+                format!("p.yaml:13:15: {base}[1].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"),
             ]
         );
     }
