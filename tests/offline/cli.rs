@@ -405,6 +405,10 @@ fn directories_are_recursed_and_non_pipeline_yaml_is_skipped() {
         "kind: ConfigMap\ndata: {a: b}\n".into(),
     ));
     files.push((
+        "tree/mixed.yaml".into(),
+        format!("{}---\nkind: ConfigMap\ndata: {{a: b}}\n", job("mixed", "busybox")),
+    ));
+    files.push((
         "tree/.hidden/job.yaml".into(),
         job("hidden", "pytorch/pytorch:2"),
     ));
@@ -424,6 +428,12 @@ fn directories_are_recursed_and_non_pipeline_yaml_is_skipped() {
     assert!(
         r.stderr
             .contains("skipped: tree/config.yml: not a pipeline (ConfigMap)\n"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("skipped: tree/mixed.yaml: document 2: not a pipeline (ConfigMap)\n"),
         "{}",
         r.stderr
     );

@@ -128,6 +128,13 @@ fn run_all(
                 .next()
                 .unwrap_or_else(|| "no pipeline".into());
             let _ = writeln!(err, "skipped: {}: {why}", o.file);
+        } else if verbose {
+            // Documents skipped inside a file that has pipelines.
+            for d in &o.docs {
+                if let Some(why) = &d.skipped_because {
+                    let _ = writeln!(err, "skipped: {}: document {}: {why}", o.file, d.index + 1);
+                }
+            }
         }
     }
     Ok(outcomes)
