@@ -1078,8 +1078,12 @@ mod tests {
         assert_eq!(
             msgs,
             vec![
-                format!("p.yaml:12:47: {base}[0].values[0]: must be a string, got an integer (1); quote it: \"1\""),
-                format!("p.yaml:13:15: {base}[1].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"),
+                format!(
+                    "p.yaml:12:47: {base}[0].values[0]: must be a string, got an integer (1); quote it: \"1\""
+                ),
+                format!(
+                    "p.yaml:13:15: {base}[1].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"
+                ),
             ]
         );
     }

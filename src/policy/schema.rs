@@ -21,6 +21,11 @@ pub enum Shape {
     /// A map of string to string.
     StrMap,
     Enum(&'static [&'static str]),
+    /// A string the validator checks against these values with Kubernetes'
+    /// own messages; the JSON Schema lists them for editors.
+    OneOf(&'static [&'static str]),
+    /// An integer the validator checks to lie in this range (the schema says so too).
+    IntIn(i64, i64),
     Object(&'static [Field]),
     List(&'static Shape),
 }
@@ -58,7 +63,11 @@ pub const TOLERATION: &[Field] = &[
         Shape::Str,
         "Taint key the toleration applies to; empty with operator Exists matches every taint.",
     ),
-    f("operator", Shape::Str, "Equal (default) or Exists."),
+    f(
+        "operator",
+        Shape::OneOf(&["", "Equal", "Exists"]),
+        "Equal (default) or Exists.",
+    ),
     f(
         "value",
         Shape::Str,
@@ -66,7 +75,7 @@ pub const TOLERATION: &[Field] = &[
     ),
     f(
         "effect",
-        Shape::Str,
+        Shape::OneOf(&["", "NoSchedule", "PreferNoSchedule", "NoExecute"]),
         "NoSchedule, PreferNoSchedule or NoExecute; empty matches every effect.",
     ),
     f(
@@ -84,7 +93,7 @@ pub const REQUIREMENT: &[Field] = &[
     ),
     req(
         "operator",
-        Shape::Str,
+        Shape::OneOf(&["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]),
         "In, NotIn, Exists, DoesNotExist, Gt or Lt.",
     ),
     f(
@@ -114,7 +123,7 @@ pub const NODE_SELECTOR: &[Field] = &[req(
 )];
 
 pub const PREFERRED_TERM: &[Field] = &[
-    req("weight", Shape::Int, "1-100."),
+    req("weight", Shape::IntIn(1, 100), "1-100."),
     req(
         "preference",
         Shape::Object(NODE_SELECTOR_TERM),
@@ -137,7 +146,11 @@ pub const NODE_AFFINITY: &[Field] = &[
 
 pub const LABEL_SELECTOR_REQ: &[Field] = &[
     req("key", Shape::Str, "Label key."),
-    req("operator", Shape::Str, "In, NotIn, Exists or DoesNotExist."),
+    req(
+        "operator",
+        Shape::OneOf(&["In", "NotIn", "Exists", "DoesNotExist"]),
+        "In, NotIn, Exists or DoesNotExist.",
+    ),
     f("values", Shape::StrList, "Values for In/NotIn."),
 ];
 
@@ -180,7 +193,7 @@ pub const POD_AFFINITY_TERM: &[Field] = &[
 ];
 
 pub const WEIGHTED_POD_AFFINITY_TERM: &[Field] = &[
-    req("weight", Shape::Int, "1-100."),
+    req("weight", Shape::IntIn(1, 100), "1-100."),
     req(
         "podAffinityTerm",
         Shape::Object(POD_AFFINITY_TERM),
@@ -247,7 +260,7 @@ pub const TAINT: &[Field] = &[
     f("value", Shape::Str, "Taint value."),
     req(
         "effect",
-        Shape::Str,
+        Shape::OneOf(&["NoSchedule", "PreferNoSchedule", "NoExecute"]),
         "NoSchedule, PreferNoSchedule or NoExecute.",
     ),
 ];
@@ -398,7 +411,7 @@ impl<'t, 'a> Reader<'t, 'a> {
             return Json::Null;
         }
         match shape {
-            Shape::Str | Shape::Enum(_) => {
+            Shape::Str | Shape::Enum(_) | Shape::OneOf(_) => {
                 let Some(s) = self.string(node, path) else {
                     return Json::Null;
                 };
@@ -420,7 +433,7 @@ impl<'t, 'a> Reader<'t, 'a> {
                 }
                 Json::String(s)
             }
-            Shape::Int => {
+            Shape::Int | Shape::IntIn(..) => {
                 if n.kind == Kind::Scalar && !n.style.is_quoted() {
                     let s = tree.scalar(node);
                     if resolve_plain(s) == Resolved::Int {
@@ -639,7 +652,8 @@ fn shape_schema(shape: Shape) -> Json {
         Shape::Int => json!({"type": "integer"}),
         Shape::StrList => json!({"type": "array", "items": {"type": "string"}, "minItems": 1}),
         Shape::StrMap => json!({"type": "object", "additionalProperties": {"type": "string"}}),
-        Shape::Enum(v) => json!({"type": "string", "enum": v}),
+        Shape::Enum(v) | Shape::OneOf(v) => json!({"type": "string", "enum": v}),
+        Shape::IntIn(min, max) => json!({"type": "integer", "minimum": min, "maximum": max}),
         Shape::Object(fields) => object_schema(fields),
         Shape::List(item) => json!({"type": "array", "items": shape_schema(*item)}),
     }

@@ -346,6 +346,27 @@ fn validate_and_schema() {
         rule["properties"]["tolerations"]["items"]["properties"]["tolerationSeconds"]["type"]
             == "integer"
     );
+    // Operators, effects and weights carry their values for editors.
+    let tol = &rule["properties"]["tolerations"]["items"]["properties"];
+    assert_eq!(
+        tol["operator"]["enum"],
+        serde_json::json!(["", "Equal", "Exists"])
+    );
+    assert_eq!(
+        tol["effect"]["enum"],
+        serde_json::json!(["", "NoSchedule", "PreferNoSchedule", "NoExecute"])
+    );
+    let na = &rule["properties"]["affinity"]["properties"]["nodeAffinity"]["properties"];
+    let pref = &na["preferredDuringSchedulingIgnoredDuringExecution"]["items"]["properties"];
+    assert_eq!(
+        (&pref["weight"]["minimum"], &pref["weight"]["maximum"]),
+        (&serde_json::json!(1), &serde_json::json!(100))
+    );
+    let expr = &pref["preference"]["properties"]["matchExpressions"]["items"]["properties"];
+    assert_eq!(
+        expr["operator"]["enum"],
+        serde_json::json!(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"])
+    );
 }
 
 #[test]
@@ -406,7 +427,10 @@ fn directories_are_recursed_and_non_pipeline_yaml_is_skipped() {
     ));
     files.push((
         "tree/mixed.yaml".into(),
-        format!("{}---\nkind: ConfigMap\ndata: {{a: b}}\n", job("mixed", "busybox")),
+        format!(
+            "{}---\nkind: ConfigMap\ndata: {{a: b}}\n",
+            job("mixed", "busybox")
+        ),
     ));
     files.push((
         "tree/.hidden/job.yaml".into(),
