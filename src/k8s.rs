@@ -156,6 +156,10 @@ pub enum SelOp {
     NotIn,
     Exists,
     DoesNotExist,
+    /// `key>N`: the label's value, as an integer, is greater than N.
+    GreaterThan,
+    /// `key<N`.
+    LessThan,
 }
 
 /// One requirement of a parsed label selector.
@@ -227,6 +231,20 @@ impl LabelSelector {
                 SelOp::NotEquals | SelOp::NotIn => v.is_none_or(|v| !r.values.contains(v)),
                 SelOp::Exists => v.is_some(),
                 SelOp::DoesNotExist => v.is_none(),
+                // As apimachinery: a missing or non-integer label never matches.
+                SelOp::GreaterThan | SelOp::LessThan => {
+                    let (Some(have), Ok(bound)) = (
+                        v.and_then(|v| v.parse::<i64>().ok()),
+                        r.values[0].parse::<i64>(),
+                    ) else {
+                        return false;
+                    };
+                    if r.op == SelOp::GreaterThan {
+                        have > bound
+                    } else {
+                        have < bound
+                    }
+                }
             }
         })
     }
@@ -243,6 +261,8 @@ impl LabelSelector {
                 SelOp::NotIn => format!("{} notin ({})", r.key, r.values.join(",")),
                 SelOp::Exists => r.key.clone(),
                 SelOp::DoesNotExist => format!("!{}", r.key),
+                SelOp::GreaterThan => format!("{}>{}", r.key, r.values[0]),
+                SelOp::LessThan => format!("{}<{}", r.key, r.values[0]),
             })
             .collect();
         parts.join(",")
@@ -274,10 +294,12 @@ impl SelParser<'_> {
 
     fn ident(&mut self) -> String {
         let st = self.i;
-        while self
-            .peek()
-            .is_some_and(|c| !matches!(c, b' ' | b'\t' | b',' | b'=' | b'!' | b'(' | b')'))
-        {
+        while self.peek().is_some_and(|c| {
+            !matches!(
+                c,
+                b' ' | b'\t' | b',' | b'=' | b'!' | b'(' | b')' | b'<' | b'>'
+            )
+        }) {
             self.i += 1;
         }
         String::from_utf8_lossy(&self.s[st..self.i]).into_owned()
@@ -345,6 +367,27 @@ impl SelParser<'_> {
                     values: vec![v],
                 })
             }
+            Some(c @ (b'>' | b'<')) => {
+                self.i += 1;
+                self.ws();
+                let at = self.i;
+                let v = self.value()?;
+                if v.parse::<i64>().is_err() {
+                    return Err(SelectorError {
+                        position: at,
+                        message: format!("for '>' and '<' the value must be an integer, got {v:?}"),
+                    });
+                }
+                Ok(Requirement {
+                    key,
+                    op: if c == b'>' {
+                        SelOp::GreaterThan
+                    } else {
+                        SelOp::LessThan
+                    },
+                    values: vec![v],
+                })
+            }
             Some(b'!') => {
                 self.i += 1;
                 if self.peek() != Some(b'=') {
@@ -369,7 +412,7 @@ impl SelParser<'_> {
                         return Err(SelectorError {
                             position: at,
                             message: format!(
-                                "unknown operator {word:?}; expected =, ==, !=, in or notin"
+                                "unknown operator {word:?}; expected =, ==, !=, in, notin, > or <"
                             ),
                         });
                     }

@@ -122,17 +122,9 @@ impl Targets {
 }
 
 /// Parses a label selector given to `flag` (`-l`, `--pod-selector`).
-/// kubectl's `key>N` / `key<N` are not supported (the parser would call
-/// `gen>6` an invalid key): say so.
 pub fn parse_selector(s: &str, flag: &str) -> Result<LabelSelector, Error> {
-    LabelSelector::parse(s).map_err(|e| {
-        let hint = if s.contains('>') || s.contains('<') {
-            "; the > and < operators (key>N, key<N) are not supported: use =, ==, !=, in, notin, key or !key"
-        } else {
-            ""
-        };
-        Error::Usage(format!("invalid label selector {s:?} ({flag}): {e}{hint}"))
-    })
+    LabelSelector::parse(s)
+        .map_err(|e| Error::Usage(format!("invalid label selector {s:?} ({flag}): {e}")))
 }
 
 /// `--dry-run`: none (write), client (compute and print, send nothing),
@@ -393,24 +385,27 @@ mod tests {
     }
 
     #[test]
-    fn greater_and_less_than_selectors_say_they_are_unsupported() {
-        let e = parse_selector("gen>6", "-l").unwrap_err().to_string();
+    fn greater_and_less_than_selectors_compare_integers() {
+        let s = parse_selector("gen > 6, pool=a", "-l").unwrap();
+        assert_eq!(s.to_query(), "gen>6,pool=a");
+        let lbl = |v: &str| {
+            [
+                ("gen".to_string(), v.to_string()),
+                ("pool".into(), "a".into()),
+            ]
+            .into_iter()
+            .collect::<std::collections::BTreeMap<_, _>>()
+        };
+        assert!(s.matches(&lbl("7")) && !s.matches(&lbl("6")) && !s.matches(&lbl("x")));
+        let s = parse_selector("gen<3", "--pod-selector").unwrap();
+        assert!(s.matches(&lbl("2")) && !s.matches(&lbl("3")));
+        // As labels.Parse: the value is a label value too, so no sign.
+        assert!(parse_selector("gen<-1", "-l").is_err());
+        assert!(!s.matches(&Default::default()));
+        let e = parse_selector("gen>1.5", "-l").unwrap_err().to_string();
         assert!(
-            e.contains("the > and < operators (key>N, key<N) are not supported"),
+            e.contains("for '>' and '<' the value must be an integer, got \"1.5\""),
             "{e}"
-        );
-        let e = parse_selector("gen<6", "--pod-selector")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("(--pod-selector)") && e.contains("not supported"),
-            "{e}"
-        );
-        assert!(
-            !parse_selector("gen!6", "-l")
-                .unwrap_err()
-                .to_string()
-                .contains(">")
         );
     }
 }

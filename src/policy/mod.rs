@@ -511,7 +511,13 @@ impl Validator {
                         if pools.is_empty() {
                             "; declare it under spec.nodePools".to_string()
                         } else {
-                            let names: Vec<&str> = pools.iter().map(|x| x.name.as_str()).collect();
+                            // Each name once (duplicates and empty names are errors of their own).
+                            let mut names: Vec<&str> = Vec::new();
+                            for n in pools.iter().map(|x| x.name.as_str()) {
+                                if !n.is_empty() && !names.contains(&n) {
+                                    names.push(n);
+                                }
+                            }
                             format!("; known pools: {}", names.join(", "))
                         }
                     });
@@ -1064,6 +1070,19 @@ mod tests {
                 "p.yaml:9:18: spec.rules[0].tolerations[1].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
                 "p.yaml:10:25: spec.rules[0].nodeSelector.gpu: must be a string, got a boolean (true); quote it: \"true\"",
             ]
+        );
+    }
+
+    #[test]
+    fn an_unknown_pool_lists_each_known_pool_once() {
+        let err = load(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  nodePools:\n  - {name: gpu-a, nodes: [a], labels: {x: y}}\n  - {name: gpu-a, nodes: [b], labels: {x: y}}\n  - {name: '', nodes: [c], labels: {x: y}}\n  rules:\n  - {name: r, pool: zzzzzzzz}\n",
+        )
+        .unwrap_err();
+        let last = err.0.last().map(|d| d.to_string()).unwrap_or_default();
+        assert_eq!(
+            last,
+            "p.yaml:9:21: spec.rules[0].pool: unknown node pool \"zzzzzzzz\"; known pools: gpu-a"
         );
     }
 

@@ -689,19 +689,19 @@ fn drain_and_cordon_flags_are_checked_like_kubectl() {
     let r = run(&["node", "taint", "a=1:NoSchedule"]);
     r.code(2);
     assert!(r.stderr.contains("or --all"), "{}", r.stderr);
-    // kubectl's `key>N` is not supported: say so, not just "invalid key".
-    let r = run(&["node", "drain", "-l", "gen>6"]);
+    // kubectl's `key>N` / `key<N` compare integers: anything else is a usage error.
+    let r = run(&["node", "drain", "-l", "gen>6x"]);
     r.code(2);
     assert!(
         r.stderr
-            .contains("the > and < operators (key>N, key<N) are not supported"),
+            .contains("for '>' and '<' the value must be an integer"),
         "{}",
         r.stderr
     );
-    let r = run(&["node", "drain", "n1", "--pod-selector", "gen<6"]);
+    let r = run(&["node", "drain", "n1", "--pod-selector", "gen<"]);
     r.code(2);
     assert!(
-        r.stderr.contains("(--pod-selector)") && r.stderr.contains("not supported"),
+        r.stderr.contains("(--pod-selector)") && r.stderr.contains("integer"),
         "{}",
         r.stderr
     );

@@ -292,6 +292,29 @@ fn selectors_pick_exactly_their_nodes() {
         let r = c.kfsched("uncordon", &[z]);
         assert_eq!(r.stdout, format!("node/{z} already uncordoned\n"));
 
+        // kubectl's integer comparisons: gen>6 and gen<6 (the server selects
+        // the nodes; a node without the label or with a non-integer value
+        // matches neither).
+        c.kfsched("label", &[a, "gen=9"]).ok();
+        c.kfsched("label", &[b, "gen=5"]).ok();
+        c.kfsched("label", &[z, "gen=x"]).ok();
+        let r = c.kfsched(
+            "label",
+            &["-l", &format!("kfsched-test={id},gen>6"), "big=yes"],
+        );
+        r.ok();
+        assert_eq!(r.stdout, format!("node/{a} labeled\n"));
+        let r = c.kfsched(
+            "label",
+            &["-l", &format!("kfsched-test={id},gen < 6"), "small=yes"],
+        );
+        r.ok();
+        assert_eq!(r.stdout, format!("node/{b} labeled\n"));
+        assert!(!labels(&client, z).await.contains_key("big"));
+        assert!(!labels(&client, z).await.contains_key("small"));
+        c.kfsched("taint", &["-l", "gen>x", "k=v:NoSchedule"])
+            .code(2);
+
         // A selector that matches nothing: a warning, exit 0.
         let r = c.kfsched(
             "taint",
