@@ -4,7 +4,8 @@
 //!   the limits of every Kubernetes rule) goes through kfsched's policy
 //!   validator AND is submitted as a dry-run Pod or Node create; kfsched must
 //!   accept exactly what the server accepts, except where SPEC makes it
-//!   stricter (`Gt`/`Lt` values must be integers; an empty required term).
+//!   stricter (`Gt`/`Lt` values must be integers; an empty required term;
+//!   an empty field under `strategy: replace`).
 //!   The taint and label forms of `node taint` / `node label` are checked the
 //!   same way.
 //! - `every_bad_policy_fragment_is_refused_by_the_server_too`: every case of
@@ -562,8 +563,14 @@ fn kfsched_accepts_exactly_what_the_server_accepts() {
 #[ignore = "needs the control plane: scripts/test.sh starts it"]
 fn every_bad_policy_fragment_is_refused_by_the_server_too() {
     use kube::api::{ApiResource, DynamicObject, ListParams};
-    // kfsched is stricter: SPEC §1 (Gt/Lt integers) and §3 (an empty term).
-    const STRICTER: &[&str] = &["policy-gt-not-integer", "policy-empty-term"];
+    // kfsched is stricter: SPEC §1 (Gt/Lt integers), §3 (an empty term), and
+    // an empty field under `strategy: replace` (a valid Pod field, but a rule
+    // that would do nothing; README, Decisions).
+    const STRICTER: &[&str] = &[
+        "policy-gt-not-integer",
+        "policy-empty-term",
+        "policy-replace-empty-field",
+    ];
     // Errors of the YAML itself: the file has no JSON form to send.
     const NOT_JSON: &[&str] = &["policy-alias", "policy-duplicate-key"];
     let _g = shared();
