@@ -567,11 +567,21 @@ impl<'t, 'a> Editor<'t, 'a> {
                         _ => unreachable!(),
                     },
                 };
-                if has_block_scalar(&text) && self.comments_follow_deeper(end, key_col) {
+                if has_block_scalar(&text)
+                    && (self.comments_follow_deeper(end, key_col) || self.text_follows(end))
+                {
                     // A block scalar would take the indented comments after
-                    // it as content: write the value in flow style instead.
+                    // it, or a comment after the value on its line, as
+                    // content: write the value in flow style instead.
                     text = format!(" {}", flow_text(value));
                 }
+                // Blanks after the old value would become a line of the
+                // block scalar: they go with it.
+                let end = if has_block_scalar(&text) {
+                    self.blanks_after(end)
+                } else {
+                    end
+                };
                 match comment {
                     Some(c) if text.starts_with('\n') => {
                         let line_end = src[c..].find(['\r', '\n']).map_or(src.len(), |p| c + p);
@@ -607,14 +617,42 @@ impl<'t, 'a> Editor<'t, 'a> {
                         dash_col,
                     ),
                 };
-                if has_block_scalar(&text) && self.comments_follow_deeper(end, dash_col) {
+                if has_block_scalar(&text)
+                    && (self.comments_follow_deeper(end, dash_col) || self.text_follows(end))
+                {
                     text = format!(" {}", flow_text(value));
                 }
+                let end = if has_block_scalar(&text) {
+                    self.blanks_after(end)
+                } else {
+                    end
+                };
                 self.splice(dash + 1, end.max(dash + 1), text, dash_col + 1);
                 Ok(())
             }
             _ => Err(self.err(node, "unexpected parent node")),
         }
+    }
+
+    /// `end` moved past the spaces and tabs that end its line (unchanged
+    /// when anything else follows on the line).
+    fn blanks_after(&self, end: usize) -> usize {
+        let src = self.tree.src();
+        let rest = &src[end..];
+        let n = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        match rest.as_bytes().get(n) {
+            None | Some(b'\n' | b'\r') => end + n,
+            _ => end,
+        }
+    }
+
+    /// Whether anything but blanks (a comment) follows `end` on its line.
+    fn text_follows(&self, end: usize) -> bool {
+        self.blanks_after(end) == end
+            && self.tree.src()[end..]
+                .chars()
+                .next()
+                .is_some_and(|c| c != '\n' && c != '\r')
     }
 
     /// Whether comment lines indented past `col` follow the line holding
@@ -1093,6 +1131,48 @@ mod tests {
             ),
             "terms:\n# first\n- a:\n  - 5\n- a:\n  - 1\n- a:\n  - 2  # two\nend: x\n"
         );
+    }
+
+    #[test]
+    fn a_multi_line_string_replacing_a_value_takes_the_blanks_after_it() {
+        let set = |src: &str| {
+            run(
+                src,
+                |t| Flavor::Generic(BlockStyle::detect(t)),
+                |t| {
+                    let mut root = t.documents[0].root.unwrap();
+                    if t.kind(root) == Kind::Seq {
+                        root = t.items(root).next().unwrap();
+                    }
+                    vec![Edit::Reconcile {
+                        node: t.get_value(root, "a").unwrap(),
+                        desired: Value::str("p\nq"),
+                        placement: Placement::End,
+                    }]
+                },
+            )
+        };
+        for src in [
+            "a: x   \nb: 1\n",
+            "a: x\t\nb: 1\n",
+            "a: x  # c\nb: 1\n",
+            "- a: x  \n  b: 1\n",
+        ] {
+            let out = set(src);
+            let t = Tree::parse(&out).unwrap_or_else(|e| panic!("{src:?} -> {out:?}: {e}"));
+            let root = t.documents[0].root.unwrap();
+            let root = if t.kind(root) == Kind::Seq {
+                t.items(root).next().unwrap()
+            } else {
+                root
+            };
+            let a = t.get_value(root, "a").unwrap();
+            assert_eq!(node_value(&t, a), Value::str("p\nq"), "{src:?} -> {out:?}");
+            assert!(
+                !src.contains('#') || out.contains("# c"),
+                "{src:?} -> {out:?}"
+            );
+        }
     }
 
     #[test]
