@@ -524,6 +524,18 @@ impl<'t, 'a> Editor<'t, 'a> {
         let pn = tree.node(parent);
         let start = self.node_start(node);
         let end = self.node_end(node);
+        if tree
+            .following(node)
+            .is_some_and(|f| self.node_start(f) < end)
+        {
+            // The parser gave the value a span that reaches into what follows
+            // it (explicit keys at odd indentation): replacing it would drop
+            // that text.
+            return Err(self.err(
+                node,
+                "cannot tell where this value ends (an explicit `? key` at another indentation follows it); write the mapping with one indentation per level",
+            ));
+        }
         if self.in_flow(parent) {
             // Inside a flow collection (only for hand-written files): one-line flow text.
             let mut text = flow_text(value);

@@ -522,6 +522,19 @@ impl<'a> Tree<'a> {
             .collect()
     }
 
+    /// The first node after `id`'s subtree in document order: the next
+    /// sibling of `id` or of its nearest ancestor that has one.
+    pub fn following(&self, id: NodeId) -> Option<NodeId> {
+        let mut at = id;
+        loop {
+            let n = self.nodes[at as usize].next_sibling;
+            if n != NONE {
+                return Some(n);
+            }
+            at = self.parent(at)?;
+        }
+    }
+
     pub fn parent(&self, id: NodeId) -> Option<NodeId> {
         let p = self.nodes[id as usize].parent;
         (p != NONE).then_some(p)
