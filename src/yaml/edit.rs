@@ -523,7 +523,13 @@ impl<'t, 'a> Editor<'t, 'a> {
         };
         let pn = tree.node(parent);
         let start = self.node_start(node);
-        let end = self.node_end(node);
+        // A keep-chomping block scalar (`|+`), or a collection ending in one,
+        // ends after its line breaks: they stay, or the next line would join
+        // the new text.
+        let end = start
+            + src[start..self.node_end(node)]
+                .trim_end_matches(['\n', '\r'])
+                .len();
         if tree
             .following(node)
             .is_some_and(|f| self.node_start(f) < end)
