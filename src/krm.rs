@@ -9,9 +9,9 @@
 //! untouched. Results are written even when the policy is invalid.
 
 use crate::diag::{Diagnostic, decode_utf8};
-use crate::format;
+use crate::format::{self, Doc};
 use crate::policy::Policy;
-use crate::rewrite::{Planned, plan};
+use crate::rewrite::{Planned, merge_key_error, plan};
 use crate::yaml::BlockStyle;
 use crate::yaml::edit::{Edit, Editor, Flavor, Placement};
 use crate::yaml::tree::{Kind, NodeId, Tree};
@@ -201,79 +201,101 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
                     });
                 }
                 Ok(docs) => {
-                    // One item at a time, so that each error and warning
-                    // names the item it is about.
-                    let mut reports = Vec::with_capacity(docs.len());
-                    for (i, &item) in items.iter().enumerate().take(docs.len()) {
-                        let Planned {
-                            reports: r,
-                            errors,
-                            warnings,
-                        } = plan(
-                            &tree,
-                            &docs[i..=i],
-                            policy,
-                            "ResourceList",
-                            crate::rewrite::Options::default(),
-                            &mut editor,
-                        );
-                        reports.extend(r);
-                        for e in errors {
+                    // Merge keys are refused in the items kfsched reads, as in files.
+                    let merge_keys: Vec<NodeId> =
+                        tree.merge_keys().into_iter().map(|(_, k)| k).collect();
+                    for (doc, &item) in docs.iter().zip(&items) {
+                        if matches!(doc, Doc::Other(_)) {
+                            continue;
+                        }
+                        for &k in merge_keys.iter().filter(|&&k| is_ancestor(&tree, item, k)) {
                             failed = true;
                             results.push(Result1 {
                                 severity: "error",
-                                message: in_resource_list(e).to_string(),
-                                resource: Some(resource_ref(&tree, item)),
-                                file: file_ref(&tree, item),
-                            });
-                        }
-                        for w in warnings {
-                            results.push(Result1 {
-                                severity: "warning",
-                                message: w.message,
+                                message: merge_key_error(&tree, "ResourceList", k).to_string(),
                                 resource: Some(resource_ref(&tree, item)),
                                 file: file_ref(&tree, item),
                             });
                         }
                     }
-                    let mut hits = vec![0usize; policy.rules.len()];
-                    for (report, &item) in reports.iter().zip(&items) {
-                        let mut rules: Vec<&str> = Vec::new();
-                        for c in &report.components {
-                            for (i, v) in c.verdicts.iter().enumerate() {
-                                if v.selected() {
-                                    hits[i] += 1;
-                                    if c.changed && !rules.contains(&policy.rules[i].name.as_str())
-                                    {
-                                        rules.push(&policy.rules[i].name);
+                    // With a merge key refused, planning would only add
+                    // errors about the same text: report that alone.
+                    if !failed {
+                        // One item at a time, so that each error and warning
+                        // names the item it is about.
+                        let mut reports = Vec::with_capacity(docs.len());
+                        for (i, &item) in items.iter().enumerate().take(docs.len()) {
+                            let Planned {
+                                reports: r,
+                                errors,
+                                warnings,
+                            } = plan(
+                                &tree,
+                                &docs[i..=i],
+                                policy,
+                                "ResourceList",
+                                crate::rewrite::Options::default(),
+                                &mut editor,
+                            );
+                            reports.extend(r);
+                            for e in errors {
+                                failed = true;
+                                results.push(Result1 {
+                                    severity: "error",
+                                    message: in_resource_list(e).to_string(),
+                                    resource: Some(resource_ref(&tree, item)),
+                                    file: file_ref(&tree, item),
+                                });
+                            }
+                            for w in warnings {
+                                results.push(Result1 {
+                                    severity: "warning",
+                                    message: w.message,
+                                    resource: Some(resource_ref(&tree, item)),
+                                    file: file_ref(&tree, item),
+                                });
+                            }
+                        }
+                        let mut hits = vec![0usize; policy.rules.len()];
+                        for (report, &item) in reports.iter().zip(&items) {
+                            let mut rules: Vec<&str> = Vec::new();
+                            for c in &report.components {
+                                for (i, v) in c.verdicts.iter().enumerate() {
+                                    if v.selected() {
+                                        hits[i] += 1;
+                                        if c.changed
+                                            && !rules.contains(&policy.rules[i].name.as_str())
+                                        {
+                                            rules.push(&policy.rules[i].name);
+                                        }
                                     }
                                 }
                             }
+                            if report.components.iter().any(|c| c.changed) {
+                                results.push(Result1 {
+                                    severity: "info",
+                                    message: format!(
+                                        "kfsched: scheduling set by rule{} {}",
+                                        if rules.len() == 1 { "" } else { "s" },
+                                        rules.join(", ")
+                                    ),
+                                    resource: Some(resource_ref(&tree, item)),
+                                    file: file_ref(&tree, item),
+                                });
+                            }
                         }
-                        if report.components.iter().any(|c| c.changed) {
-                            results.push(Result1 {
-                                severity: "info",
-                                message: format!(
-                                    "kfsched: scheduling set by rule{} {}",
-                                    if rules.len() == 1 { "" } else { "s" },
-                                    rules.join(", ")
-                                ),
-                                resource: Some(resource_ref(&tree, item)),
-                                file: file_ref(&tree, item),
-                            });
-                        }
-                    }
-                    for (rule, h) in policy.rules.iter().zip(hits) {
-                        if h == 0 {
-                            results.push(Result1 {
-                                severity: "warning",
-                                message: format!(
-                                    "kfsched: rule {:?} matched no component",
-                                    rule.name
-                                ),
-                                resource: None,
-                                file: None,
-                            });
+                        for (rule, h) in policy.rules.iter().zip(hits) {
+                            if h == 0 {
+                                results.push(Result1 {
+                                    severity: "warning",
+                                    message: format!(
+                                        "kfsched: rule {:?} matched no component",
+                                        rule.name
+                                    ),
+                                    resource: None,
+                                    file: None,
+                                });
+                            }
                         }
                     }
                 }

@@ -124,6 +124,18 @@ fn diag_at(tree: &Tree, file: &str, offset: usize, path: &str, message: String) 
     }
 }
 
+/// The refusal of a YAML merge key `key` (see [`Tree::merge_keys`]).
+pub(crate) fn merge_key_error(tree: &Tree, file: &str, key: NodeId) -> Diagnostic {
+    let path = tree.parent(key).map_or_else(String::new, |m| tree.path(m));
+    diag_at(
+        tree,
+        file,
+        tree.node(key).start as usize,
+        &path,
+        "YAML merge key `<<`: kfsched does not expand merge keys, so it would miss the merged fields and override them with the ones it writes; write the merged keys out in this map; nothing was written".to_string(),
+    )
+}
+
 /// Rewrites one file's text under a policy.
 pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome, Vec<Diagnostic>> {
     process_with(file, bytes, policy, Options { details: true })
@@ -292,21 +304,13 @@ fn process_parsed(
     // written in a map, so a merged field would be missed, and one written
     // next to the merge would override it. Refused in every document kfsched
     // reads.
-    let skimmed_docs = docs.len().saturating_sub(tree.documents.len());
+    // The skimmed pipeline is docs[0] and not in the tree.
+    let skimmed_docs = usize::from(skimmed);
     let merges: Vec<Diagnostic> = tree
         .merge_keys()
         .into_iter()
         .filter(|&(i, _)| !matches!(docs.get(i + skimmed_docs), None | Some(Doc::Other(_))))
-        .map(|(_, k)| {
-            let path = tree.parent(k).map_or_else(String::new, |m| tree.path(m));
-            diag_at(
-                &tree,
-                file,
-                tree.node(k).start as usize,
-                &path,
-                "YAML merge key `<<`: kfsched does not expand merge keys, so it would miss the merged fields and override them with the ones it writes; write the merged keys out in this map; nothing was written".to_string(),
-            )
-        })
+        .map(|(_, k)| merge_key_error(&tree, file, k))
         .collect();
     if !merges.is_empty() {
         return Err(merges);

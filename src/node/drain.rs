@@ -497,6 +497,15 @@ fn budget_name(message: &str) -> Option<&str> {
         .and_then(|r| r.split_whitespace().next())
 }
 
+/// `PodDisruptionBudget ns/name` from a refusal's message about a pod in
+/// `ns`, or `otherwise` when the message names none.
+fn budget_who(ns: &str, message: &str, otherwise: &str) -> String {
+    budget_name(message).map_or_else(
+        || otherwise.to_string(),
+        |b| format!("PodDisruptionBudget {ns}/{b}"),
+    )
+}
+
 /// One pod to evict, and the channels its loop talks through.
 struct EvictJob {
     idx: usize,
@@ -1475,10 +1484,11 @@ async fn drain_node(
                         states[si].1 = PodState::Failed(m);
                     }
                     Evicted::WouldBeRefused(m) => {
-                        let ns = &plans[states[si].0].namespace;
-                        let who = budget_name(&m)
-                            .map(|b| format!("PodDisruptionBudget {ns}/{b}"))
-                            .unwrap_or_else(|| "a PodDisruptionBudget".into());
+                        let who = budget_who(
+                            &plans[states[si].0].namespace,
+                            &m,
+                            "a PodDisruptionBudget",
+                        );
                         progress.event(&format!("pod {key} would be refused (429) by {who} (server dry run)"));
                         states[si].1 = PodState::WouldBeRefused(m);
                     }
@@ -1597,10 +1607,14 @@ async fn drain_node(
 
     let failed = states.iter().any(|(_, s)| matches!(s, PodState::Failed(_)));
     let pending = states.iter().any(|(_, s)| !settled(s));
-    let refused: Vec<&str> = states
+    let refused: Vec<String> = states
         .iter()
-        .filter_map(|(_, s)| match s {
-            PodState::WouldBeRefused(m) => Some(m.as_str()),
+        .filter_map(|(pi, s)| match s {
+            PodState::WouldBeRefused(m) => Some(budget_who(
+                &plans[*pi].namespace,
+                m,
+                "a PodDisruptionBudget",
+            )),
             _ => None,
         })
         .collect();
@@ -1612,20 +1626,7 @@ async fn drain_node(
     } else if failed {
         Some("some evictions failed".to_string())
     } else if !refused.is_empty() {
-        let ns_of = |m: &str| {
-            states
-                .iter()
-                .find(|(_, s)| matches!(s, PodState::WouldBeRefused(x) if x == m))
-                .map(|(pi, _)| plans[*pi].namespace.clone())
-                .unwrap_or_default()
-        };
-        let mut who: Vec<String> = refused
-            .iter()
-            .map(|m| match budget_name(m) {
-                Some(b) => format!("PodDisruptionBudget {}/{b}", ns_of(m)),
-                None => "a PodDisruptionBudget".into(),
-            })
-            .collect();
+        let mut who = refused.clone();
         who.sort();
         who.dedup();
         Some(format!(
@@ -1716,18 +1717,14 @@ fn print_report(out: &mut dyn Write, r: &NodeReport, opts: &DrainOptions, took: 
             ),
             PodState::Failed(m) => ("FAILED".into(), m.clone()),
             PodState::WouldBeRefused(m) => {
-                let who = budget_name(m)
-                    .map(|b| format!("PodDisruptionBudget {}/{b}", p.namespace))
-                    .unwrap_or_else(|| "a PodDisruptionBudget".into());
+                let who = budget_who(&p.namespace, m, "a PodDisruptionBudget");
                 (
                     "REFUSED".into(),
                     format!("would be refused (429) by {who} (server dry run): {m}"),
                 )
             }
             PodState::HeldByBudget(m) => {
-                let who = budget_name(m)
-                    .map(|b| format!("PodDisruptionBudget {}/{b}", p.namespace))
-                    .unwrap_or_else(|| "the API server".into());
+                let who = budget_who(&p.namespace, m, "the API server");
                 let why = r.reason.clone().unwrap_or_else(|| "stopped".into());
                 (
                     "pending".into(),

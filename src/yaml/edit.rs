@@ -585,21 +585,7 @@ impl<'t, 'a> Editor<'t, 'a> {
                         _ => unreachable!(),
                     },
                 };
-                if has_block_scalar(&text)
-                    && (self.comments_follow_deeper(end, key_col) || self.text_follows(end))
-                {
-                    // A block scalar would take the indented comments after
-                    // it, or a comment after the value on its line, as
-                    // content: write the value in flow style instead.
-                    text = format!(" {}", flow_text(value));
-                }
-                // Blanks after the old value would become a line of the
-                // block scalar: they go with it.
-                let end = if has_block_scalar(&text) {
-                    self.blanks_after(end)
-                } else {
-                    end
-                };
+                let end = self.fit_block_scalar(&mut text, value, end, key_col);
                 match comment {
                     Some(c) if text.starts_with('\n') => {
                         let line_end = src[c..].find(['\r', '\n']).map_or(src.len(), |p| c + p);
@@ -635,21 +621,29 @@ impl<'t, 'a> Editor<'t, 'a> {
                         dash_col,
                     ),
                 };
-                if has_block_scalar(&text)
-                    && (self.comments_follow_deeper(end, dash_col) || self.text_follows(end))
-                {
-                    text = format!(" {}", flow_text(value));
-                }
-                let end = if has_block_scalar(&text) {
-                    self.blanks_after(end)
-                } else {
-                    end
-                };
+                let end = self.fit_block_scalar(&mut text, value, end, dash_col);
                 self.splice(dash + 1, end.max(dash + 1), text, dash_col + 1);
                 Ok(())
             }
             _ => Err(self.err(node, "unexpected parent node")),
         }
+    }
+
+    /// For a replacement `text` of the value ending at `end` (its key or
+    /// dash at `col`) that holds a block scalar: flow style instead when the
+    /// block scalar would take what follows as content (indented comment
+    /// lines, or a comment after the value on its line); otherwise the
+    /// blanks after the old value go with it (they would become a content
+    /// line). Returns where the replaced text ends.
+    fn fit_block_scalar(&self, text: &mut String, value: &Value, end: usize, col: usize) -> usize {
+        if !has_block_scalar(text) {
+            return end;
+        }
+        if self.comments_follow_deeper(end, col) || self.text_follows(end) {
+            *text = format!(" {}", flow_text(value));
+            return end;
+        }
+        self.blanks_after(end)
     }
 
     /// `end` moved past the spaces and tabs that end its line (unchanged

@@ -529,6 +529,54 @@ functionConfig:
 }
 
 #[test]
+fn fn_refuses_merge_keys_in_the_items_it_reads() {
+    // As in files: a template merged from another would be misread.
+    let workflow = "- apiVersion: argoproj.io/v1alpha1
+  kind: Workflow
+  metadata:
+    name: wf
+    annotations:
+      internal.config.kubernetes.io/path: 'wf.yaml'
+  spec:
+    entrypoint: main
+    templates:
+    - &base
+      name: main
+      container: {image: pytorch/pytorch:2.3}
+    - <<: *base
+      name: train
+functionConfig:
+";
+    let input = RESOURCE_LIST.replacen("functionConfig:\n", workflow, 1);
+    let sb = Sandbox::new();
+    let out = run(sb.cmd(KFSCHED).arg("fn"), Some(input.as_bytes()));
+    out.code(1);
+    assert!(
+        out.stdout.starts_with(&input),
+        "items untouched\n{}",
+        out.stdout
+    );
+    let results = results(&out.stdout);
+    let errors: Vec<&Value> = results
+        .iter()
+        .filter(|r| field(r, &["severity"]) == Some("error"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", out.stdout);
+    assert!(
+        field(errors[0], &["message"]).is_some_and(|m| m.starts_with("ResourceList:")
+            && m.contains("items[2].spec.templates[1]: YAML merge key `<<`")),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(field(errors[0], &["resourceRef", "name"]), Some("wf"));
+    assert!(
+        results
+            .iter()
+            .all(|r| field(r, &["severity"]) != Some("info"))
+    );
+}
+
+#[test]
 fn fn_policy_errors_are_located_in_the_resource_list() {
     let bad = RESOURCE_LIST.replace("effect: NoSchedule}", "effect: NoSchedul}");
     let sb = Sandbox::new();

@@ -140,12 +140,7 @@ fn a_new_platform_document_follows_its_pipeline() {
     };
     let first = policy("simple-python-etl");
     let second = policy("container-gpu-training");
-    let platform = |name: &str| {
-        format!(
-            "---\nplatforms:\n  kubernetes:\n    deploymentSpec:\n      executors:\n{}",
-            name
-        )
-    };
+    let platform = "---\nplatforms:\n  kubernetes:\n    deploymentSpec:\n      executors:\n        exec-clean-rows:\n";
     for (input, what) in [
         (format!("{a}---\n{b}"), "two pipelines"),
         (format!("{a}---\n{pod}"), "a pipeline and a Pod"),
@@ -156,7 +151,7 @@ fn a_new_platform_document_follows_its_pipeline() {
         let (head, tail) = once.split_at(a.len());
         assert_eq!(head, a, "{what}");
         assert!(
-            tail.starts_with(&platform("        exec-clean-rows:\n")),
+            tail.starts_with(platform),
             "{what}: {}",
             &tail[..tail.len().min(200)]
         );
