@@ -232,6 +232,7 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
                             } = plan(
                                 &tree,
                                 &docs[i..=i],
+                                &[Some(item)],
                                 policy,
                                 "ResourceList",
                                 crate::rewrite::Options::default(),

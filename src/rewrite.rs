@@ -315,12 +315,17 @@ fn process_parsed(
     if !merges.is_empty() {
         return Err(merges);
     }
+    // The root of each document in `docs`: the skimmed pipeline has none
+    // in the tree.
+    let roots: Vec<Option<NodeId>> = std::iter::repeat_n(None, skimmed_docs)
+        .chain(tree.documents.iter().map(|d| d.root))
+        .collect();
     let mut editor = Editor::new(&tree, Flavor::KfpV2);
     let Planned {
         reports,
         errors,
         warnings,
-    } = plan(&tree, &docs, policy, file, opts, &mut editor);
+    } = plan(&tree, &docs, &roots, policy, file, opts, &mut editor);
 
     if !errors.is_empty() {
         return Err(errors);
@@ -367,9 +372,12 @@ pub(crate) struct Planned {
 
 /// Matches rules to the components of `docs`, merges, and queues the edits
 /// in `editor`. Used for files and for the items of a KRM ResourceList.
+/// `roots[i]` is the root node of `docs[i]` (for the indentation of text
+/// inserted into it).
 pub(crate) fn plan(
     tree: &Tree,
     docs: &[Doc],
+    roots: &[Option<NodeId>],
     policy: &Policy,
     file: &str,
     opts: Options,
@@ -378,7 +386,7 @@ pub(crate) fn plan(
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut warnings: Vec<Diagnostic> = Vec::new();
     let mut reports = Vec::new();
-    let mut style: Option<crate::yaml::BlockStyle> = None;
+    let mut file_style: Option<crate::yaml::BlockStyle> = None;
     for (index, doc) in docs.iter().enumerate() {
         let comps = doc.components();
         let mut report = DocReport {
@@ -538,8 +546,18 @@ pub(crate) fn plan(
         if changes.is_empty() || !errors.is_empty() {
             continue;
         }
-        let style = *style.get_or_insert_with(|| crate::yaml::BlockStyle::detect(tree));
-        let flavor = doc.flavor(style);
+        // Hand-written documents get inserted text in their own indentation.
+        let flavor = match doc.flavor(crate::yaml::BlockStyle::default()) {
+            Flavor::Generic(_) => {
+                let file_style =
+                    *file_style.get_or_insert_with(|| crate::yaml::BlockStyle::detect(tree));
+                doc.flavor(match roots.get(index).copied().flatten() {
+                    Some(root) => crate::yaml::BlockStyle::detect_under(tree, root, file_style),
+                    None => file_style,
+                })
+            }
+            sdk => sdk,
+        };
         editor.set_flavor(flavor);
         let edits = format::write(tree, doc, flavor, &changes);
         // The edits carry what they need; free the merged scheduling first.

@@ -4,7 +4,7 @@
 //! collection. Keys are written in the order the caller gives.
 
 use super::emit::{double_quoted, scalar_needs_quotes, single_quoted};
-use super::tree::{Kind, Style, Tree};
+use super::tree::{Kind, NodeId, Style, Tree};
 use super::value::{Value, python_float_repr};
 
 /// The indentation conventions of one file.
@@ -32,80 +32,16 @@ impl Default for BlockStyle {
 impl BlockStyle {
     /// Detects the most common step and sequence offset in a file.
     pub fn detect(tree: &Tree) -> BlockStyle {
-        let src = tree.src();
-        let mut steps = [0usize; 9];
-        let mut seq_offsets = [0usize; 9];
-        let mut item_offsets = [0usize; 9];
-        let col = |off: u32| -> usize {
-            let start = src[..off as usize].rfind('\n').map_or(0, |p| p + 1);
-            src[start..off as usize].chars().count()
-        };
-        let mut budget = 4000usize;
-        for id in 0..tree.len() as u32 {
-            if budget == 0 {
-                break;
-            }
-            let n = tree.node(id);
-            if n.kind != Kind::Map || n.style != Style::Block {
-                continue;
-            }
-            for (k, v) in tree.entries(id) {
-                let vn = tree.node(v);
-                if vn.style != Style::Block {
-                    continue;
-                }
-                let kc = col(tree.node(k).start);
-                match vn.kind {
-                    Kind::Map => {
-                        if let Some((ck, _)) = tree.entries(v).next() {
-                            let c = col(tree.node(ck).start);
-                            if c > kc
-                                && c - kc < steps.len()
-                                && line_start(src, tree.node(ck).start)
-                            {
-                                steps[c - kc] += 1;
-                                budget -= 1;
-                            }
-                        }
-                    }
-                    Kind::Seq => {
-                        if let Some(item) = tree.items(v).next() {
-                            if let Some(dash) = dash_before(src, tree.node(item).start as usize) {
-                                let dc = col(dash as u32);
-                                if dc >= kc && dc - kc < seq_offsets.len() {
-                                    seq_offsets[dc - kc] += 1;
-                                    budget -= 1;
-                                }
-                                if tree.kind(item) == Kind::Map {
-                                    let ic = col(tree.node(item).start);
-                                    if ic > dc && ic - dc < item_offsets.len() {
-                                        item_offsets[ic - dc] += 1;
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let step = (1..steps.len())
-            .max_by_key(|&i| (steps[i], usize::from(i == 2)))
-            .filter(|&i| steps[i] > 0)
-            .unwrap_or(2);
-        let seq_offset = (0..seq_offsets.len())
-            .max_by_key(|&i| (seq_offsets[i], usize::from(i == 0)))
-            .filter(|&i| seq_offsets[i] > 0)
-            .unwrap_or(0);
-        let item_offset = (2..item_offsets.len())
-            .max_by_key(|&i| (item_offsets[i], usize::from(i == 2)))
-            .filter(|&i| item_offsets[i] > 0)
-            .unwrap_or(2);
-        BlockStyle {
-            step,
-            seq_offset,
-            item_offset,
-        }
+        Counts::of(tree, 0..tree.len() as u32).style(BlockStyle::default())
+    }
+
+    /// The style of the subtree under `root` (a document, or an item of a
+    /// ResourceList): files concatenated from several sources mix
+    /// indentations, and text inserted into one document follows that
+    /// document. A convention the subtree shows no example of comes from
+    /// `file` (the whole file's style).
+    pub fn detect_under(tree: &Tree, root: NodeId, file: BlockStyle) -> BlockStyle {
+        Counts::of(tree, root..tree.subtree_end(root)).style(file)
     }
 
     /// `key: value` as block lines whose key starts at column `col`.
@@ -317,6 +253,96 @@ pub fn flow_text(v: &Value) -> String {
     }
 }
 
+/// How often each step, sequence offset and item offset occurs.
+struct Counts {
+    steps: [usize; 9],
+    seq_offsets: [usize; 9],
+    item_offsets: [usize; 9],
+}
+
+impl Counts {
+    /// Counts the block collections among the nodes `ids` (at most a few
+    /// thousand examples: enough to decide, and cheap on huge files).
+    fn of(tree: &Tree, ids: std::ops::Range<NodeId>) -> Counts {
+        let src = tree.src();
+        let mut c = Counts {
+            steps: [0; 9],
+            seq_offsets: [0; 9],
+            item_offsets: [0; 9],
+        };
+        let col = |off: u32| -> usize {
+            let start = src[..off as usize].rfind('\n').map_or(0, |p| p + 1);
+            src[start..off as usize].chars().count()
+        };
+        let mut budget = 4000usize;
+        for id in ids {
+            if budget == 0 {
+                break;
+            }
+            let n = tree.node(id);
+            if n.kind != Kind::Map || n.style != Style::Block {
+                continue;
+            }
+            for (k, v) in tree.entries(id) {
+                let vn = tree.node(v);
+                if vn.style != Style::Block {
+                    continue;
+                }
+                let kc = col(tree.node(k).start);
+                match vn.kind {
+                    Kind::Map => {
+                        if let Some((ck, _)) = tree.entries(v).next() {
+                            let cc = col(tree.node(ck).start);
+                            if cc > kc
+                                && cc - kc < c.steps.len()
+                                && line_start(src, tree.node(ck).start)
+                            {
+                                c.steps[cc - kc] += 1;
+                                budget -= 1;
+                            }
+                        }
+                    }
+                    Kind::Seq => {
+                        if let Some(item) = tree.items(v).next() {
+                            if let Some(dash) = dash_before(src, tree.node(item).start as usize) {
+                                let dc = col(dash as u32);
+                                if dc >= kc && dc - kc < c.seq_offsets.len() {
+                                    c.seq_offsets[dc - kc] += 1;
+                                    budget -= 1;
+                                }
+                                if tree.kind(item) == Kind::Map {
+                                    let ic = col(tree.node(item).start);
+                                    if ic > dc && ic - dc < c.item_offsets.len() {
+                                        c.item_offsets[ic - dc] += 1;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        c
+    }
+
+    /// The most common value of each convention; `fallback`'s where there
+    /// is no example. Ties go to the usual `2`, `0`, `2`.
+    fn style(&self, fallback: BlockStyle) -> BlockStyle {
+        let pick = |counts: &[usize; 9], from: usize, usual: usize, or: usize| {
+            (from..counts.len())
+                .max_by_key(|&i| (counts[i], usize::from(i == usual)))
+                .filter(|&i| counts[i] > 0)
+                .unwrap_or(or)
+        };
+        BlockStyle {
+            step: pick(&self.steps, 1, 2, fallback.step),
+            seq_offset: pick(&self.seq_offsets, 0, 0, fallback.seq_offset),
+            item_offset: pick(&self.item_offsets, 2, 2, fallback.item_offset),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,6 +355,22 @@ mod tests {
         assert_eq!(s.step, 4);
         assert_eq!(s.seq_offset, 4);
         assert_eq!(s.item_offset, 4);
+    }
+
+    #[test]
+    fn each_document_keeps_its_own_indentation() {
+        let src = "a:\n  b:\n    c: 1\n  l:\n  - x: 1\n---\nd:\n    e:\n        f: 1\n";
+        let t = Tree::parse(src).unwrap();
+        let file = BlockStyle::detect(&t);
+        let first = BlockStyle::detect_under(&t, t.documents[0].root.unwrap(), file);
+        let second = BlockStyle::detect_under(&t, t.documents[1].root.unwrap(), file);
+        assert_eq!((first.step, first.seq_offset), (2, 0));
+        // The second document has no sequence: its offset is the file's.
+        assert_eq!((second.step, second.seq_offset), (4, 0));
+        assert_eq!(
+            t.subtree_end(t.documents[0].root.unwrap()),
+            t.documents[1].root.unwrap()
+        );
     }
 
     #[test]

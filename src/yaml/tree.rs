@@ -535,6 +535,16 @@ impl<'a> Tree<'a> {
         }
     }
 
+    /// One past the last node of `id`'s subtree: node ids are given in
+    /// document order, so a subtree is the ids `id..subtree_end(id)`.
+    pub fn subtree_end(&self, id: NodeId) -> NodeId {
+        let mut at = id;
+        while self.nodes[at as usize].last_child != NONE {
+            at = self.nodes[at as usize].last_child;
+        }
+        at + 1
+    }
+
     pub fn parent(&self, id: NodeId) -> Option<NodeId> {
         let p = self.nodes[id as usize].parent;
         (p != NONE).then_some(p)
