@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the release archive of kubectl-kfsched and renders its krew manifest.
 #
-#   scripts/release.sh                       # release build for the host, archive, dist/plugin.yaml
+#   scripts/release.sh                       # stripped release build (profile dist) for the host, archive, dist/plugin.yaml
 #   kubectl krew install --manifest=dist/plugin.yaml --archive=dist/kubectl-kfsched_vX.Y.Z_<target>.tar.gz
 #
 # The archive (kubectl-kfsched_<tag>_<target>.tar.gz, .zip for Windows targets) holds
@@ -58,9 +58,9 @@ if [ "$build" = 1 ]; then
   exe=
   case $target in *windows*) exe=.exe ;; esac
   if [ -z "$bin_dir" ]; then
-    echo "building kubectl-kfsched $tag for $target (cargo build --release --locked)" >&2
-    (cd "$root" && cargo build --release --locked --target "$target" --bins)
-    bin_dir=${CARGO_TARGET_DIR:-$root/target}/$target/release
+    echo "building kubectl-kfsched $tag for $target (cargo build --profile dist --locked)" >&2
+    (cd "$root" && cargo build --profile dist --locked --target "$target" --bins)
+    bin_dir=${CARGO_TARGET_DIR:-$root/target}/$target/dist
   fi
   name=kubectl-kfsched_${tag}_${target}
   stage=$(mktemp -d)
