@@ -47,7 +47,7 @@ impl Targets {
         selector: Option<&str>,
         all: bool,
     ) -> Result<Targets, Error> {
-        Targets::build(names, selector, all, true)
+        Targets::build(names, selector, Some(all))
     }
 
     /// Node names or `-l` (`cordon`, `uncordon`, `drain`: no `--all`).
@@ -55,15 +55,17 @@ impl Targets {
         names: Vec<String>,
         selector: Option<&str>,
     ) -> Result<Targets, Error> {
-        Targets::build(names, selector, false, false)
+        Targets::build(names, selector, None)
     }
 
+    /// `all` is the `--all` flag, `None` for commands that do not offer it.
     fn build(
         names: Vec<String>,
         selector: Option<&str>,
-        all: bool,
-        all_allowed: bool,
+        all: Option<bool>,
     ) -> Result<Targets, Error> {
+        let all_allowed = all.is_some();
+        let all = all == Some(true);
         let forms =
             usize::from(!names.is_empty()) + usize::from(selector.is_some()) + usize::from(all);
         if forms > 1 {
