@@ -347,7 +347,9 @@ fn process_parsed(
                 .documents
                 .iter()
                 .enumerate()
-                .filter(|(i, d)| *i > 0 && d.explicit_start && (d.start as usize) <= first)
+                // Strictly before: text inserted at the very start of a
+                // `---` marker ends the document before it.
+                .filter(|(i, d)| *i > 0 && d.explicit_start && (d.start as usize) < first)
                 .map(|(_, d)| d.start as usize)
                 .next_back()
                 .unwrap_or(if skimmed { base } else { 0 });

@@ -117,8 +117,15 @@ pub fn rewrite(data: &[u8]) {
     let Ok(policy) = Policy::from_bytes("policy.yaml", policy_text.as_bytes()) else {
         return;
     };
-    let Ok(outcome) = process("input.yaml", input, &policy) else {
-        return;
+    let outcome = match process("input.yaml", input, &policy) {
+        Ok(o) => o,
+        // Refusing input is fine; a self-check failing is a bug.
+        Err(d) => {
+            if let Some(e) = d.iter().find(|e| e.message.contains("internal error")) {
+                panic!("{e}\n--- input\n{}", String::from_utf8_lossy(input));
+            }
+            return;
+        }
     };
     let Some(out) = outcome.output else { return };
     let text = std::str::from_utf8(input).expect("accepted input is UTF-8");
