@@ -455,6 +455,7 @@ pub(crate) fn plan(
                     }
                 }
             }
+            after.settle(&before, &mut changed);
             report.components.push(ComponentReport {
                 label: comp.label.clone(),
                 kind: comp.kind.clone(),

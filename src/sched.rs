@@ -137,6 +137,57 @@ impl Sched {
     }
 }
 
+impl Sched {
+    /// After all rules: a field that ends up equal to what the component
+    /// had (a `strategy: replace` that re-spelled an equal value, then a
+    /// merge that added back what the file already held) is not changed,
+    /// and keeps the file's spelling. Without this the second rewrite of a
+    /// rewritten file would still change it.
+    pub fn settle(&mut self, before: &Sched, c: &mut Changed) {
+        if c.tolerations && same_tols(&before.tolerations, &self.tolerations) {
+            self.tolerations = before.tolerations.clone();
+            c.tolerations = false;
+        }
+        if c.node_selector
+            && before.node_selector_json == self.node_selector_json
+            && same_pairs(&before.node_selector, &self.node_selector)
+        {
+            self.node_selector = before.node_selector.clone();
+            c.node_selector = false;
+        }
+        let same_pods = |a: &[Opaque], b: &[Opaque]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.key == y.key)
+        };
+        if c.affinity()
+            && same_terms(&before.required, &self.required)
+            && same_prefs(&before.preferred, &self.preferred)
+            && before.affinity_json == self.affinity_json
+            && same_pods(&before.pod_affinity_required, &self.pod_affinity_required)
+            && same_pods(&before.pod_affinity_preferred, &self.pod_affinity_preferred)
+            && same_pods(
+                &before.pod_anti_affinity_required,
+                &self.pod_anti_affinity_required,
+            )
+            && same_pods(
+                &before.pod_anti_affinity_preferred,
+                &self.pod_anti_affinity_preferred,
+            )
+        {
+            self.required = before.required.clone();
+            self.preferred = before.preferred.clone();
+            self.pod_affinity_required = before.pod_affinity_required.clone();
+            self.pod_affinity_preferred = before.pod_affinity_preferred.clone();
+            self.pod_anti_affinity_required = before.pod_anti_affinity_required.clone();
+            self.pod_anti_affinity_preferred = before.pod_anti_affinity_preferred.clone();
+            self.required_at = before.required_at;
+            c.required = false;
+            c.preferred = false;
+            c.pod_affinity = false;
+            c.replaced_affinity = false;
+        }
+    }
+}
+
 /// Which fields of a component a set of rules changed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Changed {

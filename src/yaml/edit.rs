@@ -98,6 +98,10 @@ struct Splice {
     text: String,
     col: usize,
     seq: usize,
+    /// For a splice that replaces a node's whole text: the node and the
+    /// value written, so that a later edit of the node or inside it is
+    /// folded into this one instead of overlapping it.
+    replaced: Option<(NodeId, Value)>,
 }
 
 /// Collects splices for one file.
@@ -174,7 +178,9 @@ impl<'t, 'a> Editor<'t, 'a> {
     pub fn finish(mut self) -> Result<String, EditError> {
         let src = self.tree.src();
         self.splices
-            .sort_by_key(|s| (s.start, Reverse(s.col), s.seq));
+            // At one offset: insertions before a removal or replacement that
+            // starts there (they go before its text), deeper ones first.
+            .sort_by_key(|s| (s.start, s.end > s.start, Reverse(s.col), s.seq));
         let mut out = String::with_capacity(
             src.len() + self.splices.iter().map(|s| s.text.len()).sum::<usize>(),
         );
@@ -210,6 +216,7 @@ impl<'t, 'a> Editor<'t, 'a> {
             text,
             col,
             seq,
+            replaced: None,
         });
     }
 
@@ -512,8 +519,62 @@ impl<'t, 'a> Editor<'t, 'a> {
         }
     }
 
-    /// Replaces a node's text with a rendering of `value`.
+    /// Replaces a node's text with a rendering of `value`. Several edits of
+    /// one flow collection (an SDK file's `{...}`, an empty `{}`, a null)
+    /// each re-render it: they are folded into one replacement.
     fn replace_node(&mut self, node: NodeId, value: &Value) -> Result<(), EditError> {
+        let tree = self.tree;
+        // The node, or a collection around it, was already replaced: write
+        // the value into that replacement instead.
+        if let Some(i) = self
+            .splices
+            .iter()
+            .position(|s| matches!(&s.replaced, Some((r, _)) if tree.contains(*r, node)))
+        {
+            let Some((r, mut whole)) = self.splices[i].replaced.take() else {
+                unreachable!("found by its replacement")
+            };
+            match value_at(tree, &mut whole, r, node) {
+                Some(slot) => *slot = value.clone(),
+                None => {
+                    self.splices[i].replaced = Some((r, whole));
+                    return Err(self.err(node, "internal error: two edits of one collection cannot be combined; please report this with the input file"));
+                }
+            }
+            self.splices.remove(i);
+            return self.replace_node(r, &whole);
+        }
+        // Replacements inside the node are superseded: callers pass a value
+        // that holds them (see `current_value`).
+        self.splices.retain(
+            |s| !matches!(&s.replaced, Some((r, _)) if *r != node && tree.contains(node, *r)),
+        );
+        let count = self.splices.len();
+        self.replace_node_text(node, value)?;
+        if self.splices.len() == count + 1
+            && let Some(last) = self.splices.last_mut()
+        {
+            last.replaced = Some((node, value.clone()));
+        }
+        Ok(())
+    }
+
+    /// A node's value with the replacements already planned inside it.
+    fn current_value(&self, node: NodeId) -> Value {
+        let tree = self.tree;
+        let mut v = node_value(tree, node);
+        for s in &self.splices {
+            if let Some((r, rv)) = &s.replaced
+                && tree.contains(node, *r)
+                && let Some(slot) = value_at(tree, &mut v, node, *r)
+            {
+                *slot = rv.clone();
+            }
+        }
+        v
+    }
+
+    fn replace_node_text(&mut self, node: NodeId, value: &Value) -> Result<(), EditError> {
         self.check_editable(node)?;
         self.check_removable(node)?;
         let tree = self.tree;
@@ -554,7 +615,9 @@ impl<'t, 'a> Editor<'t, 'a> {
                     format!(": {text}")
                 };
             }
-            let col = self.col(start);
+            // An implicit null's value comes before an entry added after it
+            // at the same offset (`{a: }` gaining `a`'s value and `, b: ...`).
+            let col = self.col(start) + usize::from(start == end);
             self.splice(start, end, text, col);
             return Ok(());
         }
@@ -698,12 +761,17 @@ impl<'t, 'a> Editor<'t, 'a> {
         match n.kind {
             Kind::Map => {}
             Kind::Scalar if tree.is_null(map) => {
-                return self.replace_node(map, &Value::Map(vec![(key.to_string(), value.clone())]));
+                let mut v = match self.current_value(map) {
+                    Value::Null => Value::Map(Vec::new()),
+                    v => v,
+                };
+                v.set(key, value.clone());
+                return self.replace_node(map, &v);
             }
             _ => return Err(self.err(map, format!("expected a mapping to add {key:?} to"))),
         }
         if n.style == Style::Flow {
-            let mut v = node_value(tree, map);
+            let mut v = self.current_value(map);
             v.set(key, value.clone());
             if self.is_sdk() || tree.count(map) == 0 {
                 return self.replace_node(map, &v);
@@ -823,7 +891,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         let ls = line_start(src, ks);
         if !src[ls..ks].bytes().all(|b| b == b' ') || self.tree.count(map) == 1 {
             // `- key:` lines, or the only entry: re-render the whole mapping.
-            let mut v = node_value(self.tree, map);
+            let mut v = self.current_value(map);
             v.remove(self.tree.scalar(key));
             return self.replace_node(map, &v);
         }
@@ -876,7 +944,9 @@ impl<'t, 'a> Editor<'t, 'a> {
             }
         }
         let last_end = self.node_end(*items.last().unwrap_or(&first));
-        self.insert_after_line(last_end, text, dash_col);
+        // Items belong inside the sequence's key: before a key added to the
+        // mapping after the same line, even when the dashes are not indented.
+        self.insert_after_line(last_end, text, dash_col + 1);
         Ok(())
     }
 
@@ -997,6 +1067,45 @@ impl Placement {
 
 fn line_start(src: &str, off: usize) -> usize {
     src[..off].rfind('\n').map_or(0, |p| p + 1)
+}
+
+/// Where the value of `target` sits inside `whole`, the value of `root`
+/// (which contains `target`): the same keys and item positions.
+fn value_at<'v>(
+    tree: &Tree,
+    whole: &'v mut Value,
+    root: NodeId,
+    target: NodeId,
+) -> Option<&'v mut Value> {
+    enum Step<'s> {
+        Key(&'s str),
+        Index(usize),
+    }
+    let mut steps = Vec::new();
+    let mut cur = target;
+    while cur != root {
+        let p = tree.parent(cur)?;
+        match tree.kind(p) {
+            Kind::Map => {
+                let (k, _) = tree.entries(p).find(|&(_, v)| v == cur)?;
+                steps.push(Step::Key(tree.scalar(k)));
+            }
+            Kind::Seq => steps.push(Step::Index(tree.items(p).position(|i| i == cur)?)),
+            _ => return None,
+        }
+        cur = p;
+    }
+    let mut at = whole;
+    for step in steps.iter().rev() {
+        at = match (at, step) {
+            (Value::Map(m), Step::Key(k)) => {
+                m.iter_mut().rev().find(|(mk, _)| mk == k).map(|(_, v)| v)?
+            }
+            (Value::Seq(items), Step::Index(i)) => items.get_mut(*i)?,
+            _ => return None,
+        };
+    }
+    Some(at)
 }
 
 #[cfg(test)]

@@ -545,6 +545,11 @@ impl<'a> Tree<'a> {
         at + 1
     }
 
+    /// Whether `n` is `a` or inside `a`'s subtree.
+    pub fn contains(&self, a: NodeId, n: NodeId) -> bool {
+        n >= a && n < self.subtree_end(a)
+    }
+
     pub fn parent(&self, id: NodeId) -> Option<NodeId> {
         let p = self.nodes[id as usize].parent;
         (p != NONE).then_some(p)
