@@ -1316,6 +1316,25 @@ mod tests {
     }
 
     #[test]
+    fn replacing_a_quoted_value_keeps_the_comment_after_it() {
+        let src = "labels:\n  team: \"o\\\"ld\"   # owning team\n  tier: 'it''s'  # tier\n";
+        let t = Tree::parse(src).unwrap();
+        let root = t.documents[0].root.unwrap();
+        let labels = t.get_value(root, "labels").unwrap();
+        let mut e = Editor::new(&t, Flavor::Generic(BlockStyle::default()));
+        e.apply(Edit::Reconcile {
+            node: labels,
+            desired: v(&[("team", Value::str("vision")), ("tier", Value::str("gold"))]),
+            placement: Placement::End,
+        })
+        .unwrap();
+        assert_eq!(
+            e.finish().unwrap(),
+            "labels:\n  team: vision   # owning team\n  tier: gold  # tier\n"
+        );
+    }
+
+    #[test]
     fn refuses_aliases() {
         let src = "base: &b {x: 1}\nuse: *b\n";
         let t = Tree::parse(src).unwrap();

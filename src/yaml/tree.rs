@@ -181,6 +181,28 @@ pub fn bare_cr(src: &str) -> Option<SyntaxError> {
     None
 }
 
+/// Just past the closing quote of the quoted scalar that starts at or
+/// after `s` (after any anchor or tag), or `e` when it cannot be found
+/// before `e`.
+fn quoted_end(src: &str, s: usize, e: usize, style: Style) -> usize {
+    let b = src.as_bytes();
+    let e = e.min(b.len());
+    let quote = if style == Style::SingleQuoted { b'\'' } else { b'"' };
+    let Some(open) = b[s..e].iter().position(|&c| c == quote).map(|p| s + p) else {
+        return e;
+    };
+    let mut i = open + 1;
+    while i < e {
+        match b[i] {
+            b'\\' if quote == b'"' => i += 2,
+            b'\'' if quote == b'\'' && b.get(i + 1) == Some(&b'\'') => i += 2,
+            c if c == quote => return i + 1,
+            _ => i += 1,
+        }
+    }
+    e
+}
+
 pub fn check_syntax(src: &str) -> bool {
     let mut parser = Parser::new_from_str(src);
     while let Some(ev) = parser.next_event() {
@@ -314,6 +336,11 @@ impl<'a> Tree<'a> {
                     let (s, end) = match style {
                         Style::Literal | Style::Folded => {
                             block_scalar_span(full, s as usize, e as usize)
+                        }
+                        // The parser's end of a quoted scalar can lie past
+                        // the blanks and comment after its closing quote.
+                        Style::SingleQuoted | Style::DoubleQuoted => {
+                            (s, quoted_end(full, s as usize, e as usize, style) as u32)
                         }
                         _ => (s, e),
                     };
