@@ -17,7 +17,8 @@ pub fn unified(old: &str, new: &str, name: &str, color: bool) -> String {
     } else {
         ("", "", "", "", "")
     };
-    let name = name.trim_start_matches("./");
+    // `a/tmp/f.yaml` for `/tmp/f.yaml`, as `git diff --no-index` writes it.
+    let name = name.trim_start_matches("./").trim_start_matches('/');
     out.push_str(&format!(
         "{bold}--- a/{name}{reset}\n{bold}+++ b/{name}{reset}\n"
     ));
@@ -30,8 +31,9 @@ pub fn unified(old: &str, new: &str, name: &str, color: bool) -> String {
                 ChangeTag::Equal => (' ', ""),
             };
             let line = change.value();
+            // A CRLF file's lines keep their `\r`, as in `diff -u` and
+            // `git diff`: the diff must apply with `patch` / `git apply`.
             let body = line.strip_suffix('\n').unwrap_or(line);
-            let body = body.strip_suffix('\r').unwrap_or(body);
             let reset = if c.is_empty() { "" } else { reset };
             out.push_str(&format!("{c}{sign}{body}{reset}\n"));
             if change.missing_newline() {

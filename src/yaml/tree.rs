@@ -187,7 +187,11 @@ pub fn bare_cr(src: &str) -> Option<SyntaxError> {
 fn quoted_end(src: &str, s: usize, e: usize, style: Style) -> usize {
     let b = src.as_bytes();
     let e = e.min(b.len());
-    let quote = if style == Style::SingleQuoted { b'\'' } else { b'"' };
+    let quote = if style == Style::SingleQuoted {
+        b'\''
+    } else {
+        b'"'
+    };
     let Some(open) = b[s..e].iter().position(|&c| c == quote).map(|p| s + p) else {
         return e;
     };

@@ -235,6 +235,56 @@ fn diff_prints_a_unified_diff_and_exits_1_on_differences() {
 }
 
 #[test]
+fn the_diff_of_every_hand_written_case_applies_with_patch() {
+    // CRLF, BOM and no-final-newline cases included: the diff is a patch
+    // that turns the input into the rewrite, with the real `patch`.
+    let mut applied = 0;
+    for case in crate::support::hand_dirs() {
+        let d = tempfile::tempdir().expect("tempdir");
+        for f in ["input.yaml", "policy.yaml"] {
+            std::fs::copy(case.join(f), d.path().join(f)).expect("copy");
+        }
+        let r = run_in(
+            d.path(),
+            &["diff", "-p", "policy.yaml", "input.yaml"],
+            None,
+            &[],
+        );
+        assert_eq!(r.code, 1, "{}: {}", case.display(), r.stderr);
+        let out = std::process::Command::new("patch")
+            .args(["-p1", "--no-backup-if-mismatch", "--quiet"])
+            .current_dir(d.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().expect("stdin").write_all(&r.stdout)?;
+                c.wait_with_output()
+            })
+            .expect("run patch (GNU patch must be installed)");
+        assert!(
+            out.status.success(),
+            "{}: patch refused the diff: {}{}\n{}",
+            case.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            r.stdout_str()
+        );
+        let patched = std::fs::read(d.path().join("input.yaml")).expect("read");
+        let expected = std::fs::read(case.join("expected.yaml")).expect("read");
+        assert!(
+            patched == expected,
+            "{}: the patched input is not expected.yaml",
+            case.display()
+        );
+        applied += 1;
+    }
+    assert!(applied >= 8, "{applied} cases");
+}
+
+#[test]
 fn explain_names_matches_reasons_and_rules_that_matched_nothing() {
     let d = dir_with(&[
         ("policy.yaml", POLICY),
