@@ -875,10 +875,41 @@ impl<'t, 'a> Editor<'t, 'a> {
         match self.after_line(off) {
             Some(at) => self.splice(at, at, text, col),
             None => {
+                self.strip_final_block_scalar();
                 let end = self.tree.src().len();
                 let text = format!("\n{}", text.strip_suffix('\n').unwrap_or(&text));
                 self.splice(end, end, text, col);
             }
+        }
+    }
+
+    /// Text is about to follow the last line of a file that has no final
+    /// line break. When that line ends a `|` or `>` block scalar, the line
+    /// break written before the new text would become part of its value
+    /// (clip and keep chomping keep a final line break): its header gains
+    /// the strip indicator (`|-`), which keeps the value what it was.
+    fn strip_final_block_scalar(&mut self) {
+        let tree = self.tree;
+        let src = tree.src();
+        let last = src.trim_end_matches([' ', '\t']).len();
+        let Some(id) = (0..tree.len() as u32).rev().find(|&id| {
+            let n = tree.node(id);
+            matches!(n.style, Style::Literal | Style::Folded)
+                && n.end as usize >= last
+                && n.end > n.start
+        }) else {
+            return;
+        };
+        let Some((ts, te)) = super::tree::block_scalar_header(src, self.node_start(id)) else {
+            return;
+        };
+        let header = &src[ts..te];
+        if header.contains('-') || self.splices.iter().any(|s| s.start <= te && ts < s.end) {
+            return;
+        }
+        match header.find('+') {
+            Some(p) => self.splice(ts + p, ts + p + 1, "-".into(), 0),
+            None => self.splice(ts + 1, ts + 1, "-".into(), 0),
         }
     }
 
@@ -989,7 +1020,11 @@ impl<'t, 'a> Editor<'t, 'a> {
         let newline = !src.is_empty() && !src.ends_with('\n');
         let mut text = self.document_text(value);
         if newline {
+            // A file without a final line break keeps lacking one.
             text.insert(0, '\n');
+            if text.ends_with('\n') {
+                text.pop();
+            }
         }
         text.shrink_to_fit();
         let end = src.len();
@@ -1332,6 +1367,34 @@ mod tests {
             e.finish().unwrap(),
             "labels:\n  team: vision   # owning team\n  tier: gold  # tier\n"
         );
+    }
+
+    #[test]
+    fn text_after_a_final_block_scalar_without_a_line_break_keeps_its_value() {
+        for (header, want) in [("|", "|-"), ("|+", "|-"), (">2", ">-2"), ("|-", "|-")] {
+            let src = format!("s:\n  a: {header}\n    x");
+            let t = Tree::parse(&src).unwrap();
+            let root = t.documents[0].root.unwrap();
+            let map = t.get_value(root, "s").unwrap();
+            let mut e = Editor::new(&t, Flavor::Generic(BlockStyle::default()));
+            e.apply(Edit::Insert {
+                map,
+                key: "b".into(),
+                value: Value::Int(1),
+                placement: Placement::End,
+            })
+            .unwrap();
+            e.apply(Edit::AppendDocument {
+                value: v(&[("c", Value::Int(2))]),
+            })
+            .unwrap();
+            let out = e.finish().unwrap();
+            // The last line still has no line break.
+            assert_eq!(out, format!("s:\n  a: {want}\n    x\n  b: 1\n---\nc: 2"));
+            let o = Tree::parse(&out).unwrap();
+            let s2 = o.get_value(o.documents[0].root.unwrap(), "s").unwrap();
+            assert_eq!(node_value(&o, o.get_value(s2, "a").unwrap()), Value::str("x"));
+        }
     }
 
     #[test]

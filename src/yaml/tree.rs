@@ -782,32 +782,36 @@ fn mark(v: &mut Vec<bool>, id: usize) {
 /// unless the `+` chomping indicator keeps the trailing newlines. An empty
 /// one is a zero-width span just after its header, so that a collection
 /// ending in it ends on the header's line.
-fn block_scalar_span(src: &str, start: usize, end: usize) -> (u32, u32) {
-    let b = src.as_bytes();
-    // The header (`|`, `>`, with indicators) is the last token of the last
-    // non-blank line before the content (the span starts at the first
-    // content character, or at the next token when the content is empty).
+/// The header token (`|`, `>-`, `|2+`, ...) of the block scalar whose
+/// content starts at `start`: the last token of the last non-blank line
+/// before the content. Returns its start and end.
+pub fn block_scalar_header(src: &str, start: usize) -> Option<(usize, usize)> {
     let mut line_end = src[..start.min(src.len())].rfind('\n').unwrap_or(0);
-    let mut header_end = start;
-    let mut keep = false;
     loop {
         let line_start = src[..line_end].rfind('\n').map_or(0, |p| p + 1);
         let line = &src[line_start..line_end];
         let code = crate::yaml::block::comment_start(line).map_or(line, |c| &line[..c]);
         let code = code.trim_end_matches(['\r', ' ', '\t']);
-        if let Some(tok_start) = code.rfind([' ', '\t']).map(|p| p + 1).or(Some(0)) {
-            let tok = &code[tok_start..];
-            if tok.starts_with('|') || tok.starts_with('>') {
-                header_end = line_start + code.len();
-                keep = tok.contains('+');
-                break;
-            }
+        let tok_start = code.rfind([' ', '\t']).map_or(0, |p| p + 1);
+        let tok = &code[tok_start..];
+        if tok.starts_with('|') || tok.starts_with('>') {
+            return Some((line_start + tok_start, line_start + code.len()));
         }
         if line_start == 0 || !line.trim().is_empty() {
-            break;
+            return None;
         }
         line_end = line_start - 1;
     }
+}
+
+fn block_scalar_span(src: &str, start: usize, end: usize) -> (u32, u32) {
+    let b = src.as_bytes();
+    // The span starts at the first content character, or at the next token
+    // when the content is empty.
+    let (header_end, keep) = match block_scalar_header(src, start) {
+        Some((ts, te)) => (te, src[ts..te].contains('+')),
+        None => (start, false),
+    };
     let header_end = header_end.min(b.len());
     let mut e = end.min(b.len());
     if !keep {
