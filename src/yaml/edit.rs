@@ -635,9 +635,6 @@ impl<'t, 'a> Editor<'t, 'a> {
                 let colon = self.colon_after(key)?;
                 let after = colon + 1;
                 let end = end.max(after);
-                // A comment between the colon and the value stays where it is.
-                let between = &src[after..start.max(after)];
-                let comment = between.find('#').map(|p| after + p);
                 let keep_flow = tree.node(node).style == Style::Flow
                     && matches!(value, Value::Map(_) | Value::Seq(_));
                 let mut text = match self.flavor.profile() {
@@ -649,10 +646,23 @@ impl<'t, 'a> Editor<'t, 'a> {
                     },
                 };
                 let end = self.fit_block_scalar(&mut text, value, end, key_col);
+                // A comment between the colon and the value stays where it is,
+                // as does one after an empty value that becomes a block
+                // collection (`key:   # none yet`; a scalar written there goes
+                // before that comment anyway).
+                let between = &src[after..start.max(after)];
+                let comment = between.find('#').map(|p| after + p).or_else(|| {
+                    let empty = start == self.node_end(node)
+                        && tree.kind(node) == Kind::Scalar
+                        && text.starts_with('\n');
+                    let rest = &src[end..];
+                    let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+                    (empty && blanks > 0 && rest[blanks..].starts_with('#')).then_some(end + blanks)
+                });
                 match comment {
                     Some(c) if text.starts_with('\n') => {
                         let line_end = src[c..].find(['\r', '\n']).map_or(src.len(), |p| c + p);
-                        self.splice(line_end, end, text, key_col + 1);
+                        self.splice(line_end, end.max(line_end), text, key_col + 1);
                     }
                     Some(c) => {
                         let line_end = src[c..].find(['\r', '\n']).map_or(src.len(), |p| c + p);
@@ -1393,8 +1403,37 @@ mod tests {
             assert_eq!(out, format!("s:\n  a: {want}\n    x\n  b: 1\n---\nc: 2"));
             let o = Tree::parse(&out).unwrap();
             let s2 = o.get_value(o.documents[0].root.unwrap(), "s").unwrap();
-            assert_eq!(node_value(&o, o.get_value(s2, "a").unwrap()), Value::str("x"));
+            assert_eq!(
+                node_value(&o, o.get_value(s2, "a").unwrap()),
+                Value::str("x")
+            );
         }
+    }
+
+    #[test]
+    fn a_comment_after_an_empty_value_stays_on_its_key_line() {
+        let src = "spec:\n  tolerations:   # none yet\n  nodeSelector: # todo\n  x: 1\n";
+        let t = Tree::parse(src).unwrap();
+        let root = t.documents[0].root.unwrap();
+        let spec = t.get_value(root, "spec").unwrap();
+        let mut e = Editor::new(&t, Flavor::Generic(BlockStyle::default()));
+        e.apply(Edit::Reconcile {
+            node: spec,
+            desired: v(&[
+                (
+                    "tolerations",
+                    Value::Seq(vec![v(&[("key", Value::str("gpu"))])]),
+                ),
+                ("nodeSelector", v(&[("disk", Value::str("ssd"))])),
+                ("x", Value::Int(1)),
+            ]),
+            placement: Placement::End,
+        })
+        .unwrap();
+        assert_eq!(
+            e.finish().unwrap(),
+            "spec:\n  tolerations:   # none yet\n  - key: gpu\n  nodeSelector: # todo\n    disk: ssd\n  x: 1\n"
+        );
     }
 
     #[test]
