@@ -567,13 +567,17 @@ pub(crate) fn plan(
         drop(changes);
         for edit in edits {
             if let Err(e) = editor.apply(edit) {
-                errors.push(diag_at(
+                let d = diag_at(
                     tree,
                     file,
                     e.offset,
                     &e.path,
                     format!("{}; nothing was written", e.message),
-                ));
+                );
+                // Several edits of one refused value give one error.
+                if !errors.contains(&d) {
+                    errors.push(d);
+                }
             }
         }
     }
