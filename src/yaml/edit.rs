@@ -883,7 +883,10 @@ impl<'t, 'a> Editor<'t, 'a> {
 
     fn insert_after_line(&mut self, off: usize, text: String, col: usize) {
         match self.after_line(off) {
-            Some(at) => self.splice(at, at, text, col),
+            Some(at) => {
+                let at = self.past_deeper_comments(at, col);
+                self.splice(at, at, text, col)
+            }
             None => {
                 self.strip_final_block_scalar();
                 let end = self.tree.src().len();
@@ -891,6 +894,22 @@ impl<'t, 'a> Editor<'t, 'a> {
                 self.splice(end, end, text, col);
             }
         }
+    }
+
+    /// `at` moved past the comment lines that start there and are indented
+    /// deeper than `col`: they belong to the entry above, not to the text
+    /// inserted at `col`.
+    fn past_deeper_comments(&self, mut at: usize, col: usize) -> usize {
+        let src = self.tree.src();
+        while let Some(nl) = src[at..].find('\n') {
+            let line = &src[at..at + nl];
+            let rest = line.trim_start_matches(' ');
+            if !rest.starts_with('#') || line.len() - rest.len() <= col {
+                break;
+            }
+            at += nl + 1;
+        }
+        at
     }
 
     /// Text is about to follow the last line of a file that has no final
@@ -1433,6 +1452,26 @@ mod tests {
         assert_eq!(
             e.finish().unwrap(),
             "spec:\n  tolerations:   # none yet\n  - key: gpu\n  nodeSelector: # todo\n    disk: ssd\n  x: 1\n"
+        );
+    }
+
+    #[test]
+    fn a_key_added_after_a_nested_entry_goes_after_the_comments_indented_under_it() {
+        let src = "spec:\n  containers:\n  - name: c\n    # pinned\n# top\n";
+        let t = Tree::parse(src).unwrap();
+        let root = t.documents[0].root.unwrap();
+        let spec = t.get_value(root, "spec").unwrap();
+        let mut e = Editor::new(&t, Flavor::Generic(BlockStyle::default()));
+        e.apply(Edit::Insert {
+            map: spec,
+            key: "nodeSelector".into(),
+            value: v(&[("disk", Value::str("ssd"))]),
+            placement: Placement::End,
+        })
+        .unwrap();
+        assert_eq!(
+            e.finish().unwrap(),
+            "spec:\n  containers:\n  - name: c\n    # pinned\n  nodeSelector:\n    disk: ssd\n# top\n"
         );
     }
 
