@@ -559,9 +559,21 @@ impl<'t, 'a> Editor<'t, 'a> {
         Ok(())
     }
 
-    /// A node's value with the replacements already planned inside it.
+    /// A node's value with the replacements already planned for it: the
+    /// value written for it by a replacement of it or of a collection
+    /// around it, else its own with the replacements inside it.
     fn current_value(&self, node: NodeId) -> Value {
         let tree = self.tree;
+        for s in &self.splices {
+            if let Some((r, rv)) = &s.replaced
+                && tree.contains(*r, node)
+            {
+                let mut whole = rv.clone();
+                if let Some(slot) = value_at(tree, &mut whole, *r, node) {
+                    return std::mem::replace(slot, Value::Null);
+                }
+            }
+        }
         let mut v = node_value(tree, node);
         for s in &self.splices {
             if let Some((r, rv)) = &s.replaced

@@ -44,6 +44,10 @@ const REWRITES_LINES: &[(&str, &str)] = &[
         "an SDK-style file's empty flow `executors: {}` is written in the SDK's block style",
     ),
     (
+        "kfp-v1-flow-template-metadata",
+        "a kfp 1.8 file's one-line template that gains fields is written in the compiler's block style",
+    ),
+    (
         "kfp-v2-replace-affinity-terms",
         "strategy: replace rewrites the node affinity list it replaces",
     ),
