@@ -200,7 +200,28 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
                         file: item.and_then(|i| file_ref(&tree, i)),
                     });
                 }
-                Ok(docs) => {
+                Ok(mut docs) => {
+                    // KFP v2 IR is not rewritten here: its scheduling goes into
+                    // a second YAML document, which an item cannot carry.
+                    for (doc, &item) in docs.iter_mut().zip(&items) {
+                        match doc {
+                            Doc::KfpV2(_) => {
+                                results.push(Result1 {
+                                    severity: "warning",
+                                    message: "kfsched: a KFP v2 pipeline spec is not rewritten by the KRM function (its scheduling goes into a separate platform document, which a ResourceList item cannot carry); run `kubectl kfsched rewrite` on the file".into(),
+                                    // IR has no apiVersion, kind or name.
+                                    resource: Some(resource_ref(&tree, item))
+                                        .filter(|r| r.as_map().is_some_and(|m| !m.is_empty())),
+                                    file: file_ref(&tree, item),
+                                });
+                                *doc = Doc::Other("KFP v2 IR (use rewrite)".into());
+                            }
+                            Doc::KfpV2Platform => {
+                                *doc = Doc::Other("KFP v2 platform spec (use rewrite)".into());
+                            }
+                            _ => {}
+                        }
+                    }
                     // Merge keys are refused in the items kfsched reads, as in files.
                     let merge_keys: Vec<NodeId> =
                         tree.merge_keys().into_iter().map(|(_, k)| k).collect();

@@ -577,6 +577,61 @@ functionConfig:
 }
 
 #[test]
+fn fn_leaves_kfp_v2_items_alone_with_a_warning() {
+    // KFP v2 IR puts scheduling in a second document, which an item cannot
+    // carry: the item stays as it is, the rest of the list is rewritten.
+    let v2 = "- pipelineInfo: {name: p}
+  root:
+    dag:
+      tasks:
+        a: {componentRef: {name: comp-a}, taskInfo: {name: a}}
+  components:
+    comp-a: {executorLabel: exec-a}
+  deploymentSpec:
+    executors:
+      exec-a: {container: {image: pytorch/pytorch:2.3}}
+  schemaVersion: 2.1.0
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: after}
+  spec: {containers: [{name: c, image: pytorch/pytorch:2.3}]}
+functionConfig:
+";
+    let input = RESOURCE_LIST.replacen("functionConfig:\n", v2, 1);
+    let sb = Sandbox::new();
+    let out = run(sb.cmd(KFSCHED).arg("fn"), Some(input.as_bytes()));
+    out.ok();
+    assert!(
+        !out.stdout.contains("\n---") && !out.stdout.contains("platforms:"),
+        "one ResourceList, no platform document\n{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains(&v2[..v2.find("- apiVersion: v1").expect("pod")]));
+    let results = results(&out.stdout);
+    let severities: Vec<(&str, Option<&str>)> = results
+        .iter()
+        .map(|r| {
+            (
+                field(r, &["severity"]).unwrap_or(""),
+                field(r, &["resourceRef", "name"]),
+            )
+        })
+        .collect();
+    assert_eq!(
+        severities,
+        [("warning", None), ("info", Some("train")), ("info", Some("after"))],
+        "{}",
+        out.stdout
+    );
+    assert!(
+        field(&results[0], &["message"]).is_some_and(|m| m.contains("KFP v2 pipeline spec")
+            && m.contains("kubectl kfsched rewrite")),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
 fn fn_policy_errors_are_located_in_the_resource_list() {
     let bad = RESOURCE_LIST.replace("effect: NoSchedule}", "effect: NoSchedul}");
     let sb = Sandbox::new();
