@@ -19,9 +19,8 @@ pub fn unified(old: &str, new: &str, name: &str, color: bool) -> String {
     };
     // `a/tmp/f.yaml` for `/tmp/f.yaml`, as `git diff --no-index` writes it.
     let name = name.trim_start_matches("./").trim_start_matches('/');
-    out.push_str(&format!(
-        "{bold}--- a/{name}{reset}\n{bold}+++ b/{name}{reset}\n"
-    ));
+    let (a, b) = (header_name("a/", name), header_name("b/", name));
+    out.push_str(&format!("{bold}--- {a}{reset}\n{bold}+++ {b}{reset}\n"));
     for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
         out.push_str(&format!("{cyan}{}{reset}\n", hunk.header()));
         for change in hunk.iter_changes() {
@@ -44,6 +43,41 @@ pub fn unified(old: &str, new: &str, name: &str, color: bool) -> String {
     out
 }
 
+/// A file name in a `---`/`+++` header as git writes it, so that `patch`
+/// and `git apply` read it back: C-quoted when it holds a quote, a
+/// backslash or a control character, ended by a tab when it holds a space
+/// (patch reads a name up to the first blank otherwise).
+fn header_name(prefix: &str, name: &str) -> String {
+    if name
+        .chars()
+        .any(|c| c == '"' || c == '\\' || c.is_control())
+    {
+        let mut q = String::from("\"");
+        for c in prefix.chars().chain(name.chars()) {
+            match c {
+                '"' => q.push_str("\\\""),
+                '\\' => q.push_str("\\\\"),
+                '\t' => q.push_str("\\t"),
+                '\n' => q.push_str("\\n"),
+                '\r' => q.push_str("\\r"),
+                c if c.is_control() => {
+                    let mut buf = [0u8; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        q.push_str(&format!("\\{b:03o}"));
+                    }
+                }
+                c => q.push(c),
+            }
+        }
+        q.push('"');
+        q
+    } else if name.contains(' ') {
+        format!("{prefix}{name}\t")
+    } else {
+        format!("{prefix}{name}")
+    }
+}
+
 /// Counts the lines a diff adds and removes.
 pub fn stats(old: &str, new: &str) -> (usize, usize) {
     let diff = TextDiff::from_lines(old, new);
@@ -57,4 +91,17 @@ pub fn stats(old: &str, new: &str) -> (usize, usize) {
         }
     }
     (added, removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::header_name;
+
+    #[test]
+    fn header_names_are_written_as_git_writes_them() {
+        assert_eq!(header_name("a/", "p/x.yaml"), "a/p/x.yaml");
+        assert_eq!(header_name("a/", "my file.yaml"), "a/my file.yaml\t");
+        assert_eq!(header_name("b/", "t\tx\".yaml"), "\"b/t\\tx\\\".yaml\"");
+        assert_eq!(header_name("a/", "back\\slash"), "\"a/back\\\\slash\"");
+    }
 }

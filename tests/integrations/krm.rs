@@ -606,7 +606,10 @@ functionConfig:
         "one ResourceList, no platform document\n{}",
         out.stdout
     );
-    assert!(out.stdout.contains(&v2[..v2.find("- apiVersion: v1").expect("pod")]));
+    assert!(
+        out.stdout
+            .contains(&v2[..v2.find("- apiVersion: v1").expect("pod")])
+    );
     let results = results(&out.stdout);
     let severities: Vec<(&str, Option<&str>)> = results
         .iter()
@@ -619,13 +622,18 @@ functionConfig:
         .collect();
     assert_eq!(
         severities,
-        [("warning", None), ("info", Some("train")), ("info", Some("after"))],
+        [
+            ("warning", None),
+            ("info", Some("train")),
+            ("info", Some("after"))
+        ],
         "{}",
         out.stdout
     );
     assert!(
-        field(&results[0], &["message"]).is_some_and(|m| m.contains("KFP v2 pipeline spec")
-            && m.contains("kubectl kfsched rewrite")),
+        field(&results[0], &["message"]).is_some_and(
+            |m| m.contains("KFP v2 pipeline spec") && m.contains("kubectl kfsched rewrite")
+        ),
         "{}",
         out.stdout
     );

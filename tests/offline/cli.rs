@@ -285,6 +285,63 @@ fn the_diff_of_every_hand_written_case_applies_with_patch() {
 }
 
 #[test]
+fn diff_headers_of_odd_file_names_apply_with_patch() {
+    // Names with a space end in a tab; names with a tab, quote or backslash
+    // are C-quoted, as git writes them.
+    let case = root().join("testdata/cases/indentless-tolerations-last");
+    let input = std::fs::read_to_string(case.join("input.yaml")).expect("input");
+    let expected = std::fs::read_to_string(case.join("expected.yaml")).expect("expected");
+    let names = [
+        "my file.yaml",
+        "tab\tx.yaml",
+        "q\"uote.yaml",
+        "back\\slash.yaml",
+    ];
+    let policy = std::fs::read_to_string(case.join("policy.yaml")).expect("policy");
+    let mut files: Vec<(&str, &str)> = names.iter().map(|n| (*n, input.as_str())).collect();
+    files.push(("policy.yaml", &policy));
+    let d = dir_with(&files);
+    let r = run_in(d.path(), &["diff", "-p", "policy.yaml", "."], None, &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stdout_str().contains("--- a/my file.yaml\t\n"),
+        "{}",
+        r.stdout_str()
+    );
+    assert!(
+        r.stdout_str().contains("--- \"a/tab\\tx.yaml\"\n"),
+        "{}",
+        r.stdout_str()
+    );
+    let out = std::process::Command::new("patch")
+        .args(["-p1", "--quiet"])
+        .current_dir(d.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().expect("stdin").write_all(&r.stdout)?;
+            c.wait_with_output()
+        })
+        .expect("run patch");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for n in names {
+        assert_eq!(
+            std::fs::read_to_string(d.path().join(n)).expect("read"),
+            expected,
+            "{n:?}"
+        );
+    }
+}
+
+#[test]
 fn explain_names_matches_reasons_and_rules_that_matched_nothing() {
     let d = dir_with(&[
         ("policy.yaml", POLICY),
