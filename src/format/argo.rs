@@ -9,7 +9,9 @@
 
 use std::collections::HashMap;
 
-use super::{Change, Component, Place, Skipped, field, field_str, push_unique};
+use super::{
+    Change, Component, Place, Skipped, alias_refusal, field, field_no_alias, field_str, push_unique,
+};
 use crate::sched::{Changed, Sched, Term, opaque, pref_from_k8s, term_from_raw, tol_from_raw};
 use crate::yaml::edit::{Edit, Flavor, Placement};
 use crate::yaml::tree::{Kind, NodeId, Tree};
@@ -90,13 +92,13 @@ impl Workflow {
                 })
             })
         });
-        let spec = field(tree, root, "spec").and_then(|s| {
-            if kind == "CronWorkflow" {
-                field(tree, s, "workflowSpec")
-            } else {
-                Some(s)
+        let spec = match field_no_alias(tree, root, "spec", "the workflow spec")? {
+            Some(s) if kind == "CronWorkflow" && tree.kind(s) == Kind::Map => {
+                field_no_alias(tree, s, "workflowSpec", "the workflow spec")?
             }
-        });
+            Some(_) if kind == "CronWorkflow" => None,
+            s => s,
+        };
         let mut w = Workflow {
             doc,
             kind: kind.to_string(),
@@ -120,10 +122,14 @@ impl Workflow {
                 ));
             }
         }
-        let Some(templates) = field(tree, spec, "templates").filter(|&t| tree.kind(t) == Kind::Seq)
+        let Some(templates) = field_no_alias(tree, spec, "templates", "the template list")?
+            .filter(|&t| tree.kind(t) == Kind::Seq)
         else {
             return Ok(w);
         };
+        if let Some(a) = tree.items(templates).find(|&t| tree.kind(t) == Kind::Alias) {
+            return Err((a, alias_refusal("a template")));
+        }
         let list: Vec<NodeId> = tree
             .items(templates)
             .filter(|&t| tree.kind(t) == Kind::Map)

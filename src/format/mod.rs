@@ -192,7 +192,7 @@ pub fn detect_roots_from(
             continue;
         }
         if !api.is_empty() && workload::KINDS.contains(&kind) {
-            match workload::Workload::parse(tree, root, kind) {
+            match workload::Workload::parse(tree, root, kind)? {
                 Some(w) => docs.push(Doc::Workload(w)),
                 None => docs.push(Doc::Other(format!("{kind} without a pod template"))),
             }
@@ -316,6 +316,29 @@ pub(crate) fn at_node(tree: &Tree, node: NodeId, path: &[&str]) -> Option<NodeId
 /// The value of `key` in map `m` when it is not null.
 pub(crate) fn field(tree: &Tree, m: NodeId, key: &str) -> Option<NodeId> {
     tree.get_value(m, key).filter(|&v| !tree.is_null(v))
+}
+
+/// `m.key` when it is not a YAML alias: a pod template, workflow spec or
+/// template list written as `*name` hides the components behind it, which
+/// kfsched neither reads nor edits through, so the file is refused rather
+/// than a component silently skipped.
+pub(crate) fn field_no_alias(
+    tree: &Tree,
+    m: NodeId,
+    key: &str,
+    what: &str,
+) -> Result<Option<NodeId>, (NodeId, String)> {
+    match field(tree, m, key) {
+        Some(n) if tree.kind(n) == Kind::Alias => Err((n, alias_refusal(what))),
+        f => Ok(f),
+    }
+}
+
+/// The refusal for a structural alias.
+pub(crate) fn alias_refusal(what: &str) -> String {
+    format!(
+        "{what} is a YAML alias (*name): kfsched does not read or edit through aliases, so it cannot schedule what is behind it; expand the alias in the file"
+    )
 }
 
 /// A string scalar at `m.key`.

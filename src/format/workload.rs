@@ -3,7 +3,7 @@
 //! workload's `metadata.name`.
 
 use super::argo::{metadata_edits, pod_field_edits, read_affinity};
-use super::{Change, Component, Place, field, field_str};
+use super::{Change, Component, Place, field, field_no_alias, field_str};
 use crate::sched::{Sched, tol_from_raw};
 use crate::yaml::edit::{Edit, Flavor, Placement};
 use crate::yaml::tree::{Kind, NodeId, Tree};
@@ -34,7 +34,13 @@ pub struct Workload {
 }
 
 impl Workload {
-    pub fn parse(tree: &Tree, root: NodeId, kind: &str) -> Option<Workload> {
+    /// `None` when the document has no pod template; an error when the pod
+    /// template is reached through a YAML alias.
+    pub fn parse(
+        tree: &Tree,
+        root: NodeId,
+        kind: &str,
+    ) -> Result<Option<Workload>, (NodeId, String)> {
         let name = field(tree, root, "metadata")
             .and_then(|m| field_str(tree, m, "name"))
             .unwrap_or("")
@@ -45,10 +51,26 @@ impl Workload {
             _ => &["spec", "template"],
         };
         let mut template = root;
-        for k in path {
-            template = field(tree, template, k).filter(|&n| tree.kind(n) == Kind::Map)?;
+        let steps = path.len() + 1;
+        for (i, k) in path.iter().chain(&["spec"]).enumerate() {
+            let what = match *k {
+                _ if i + 1 == steps => "the pod spec",
+                "template" => "the pod template",
+                "jobTemplate" => "the job template",
+                _ => "the workload spec",
+            };
+            let Some(next) =
+                field_no_alias(tree, template, k, what)?.filter(|&n| tree.kind(n) == Kind::Map)
+            else {
+                return Ok(None);
+            };
+            template = next;
         }
-        let spec = field(tree, template, "spec").filter(|&n| tree.kind(n) == Kind::Map)?;
+        // The last step was the pod spec.
+        let spec = template;
+        let Some(template) = tree.parent(spec) else {
+            return Ok(None);
+        };
         let mut images = Vec::new();
         if let Some(cs) = field(tree, spec, "containers") {
             for c in tree.items(cs) {
@@ -57,7 +79,7 @@ impl Workload {
                 }
             }
         }
-        Some(Workload {
+        Ok(Some(Workload {
             component: Component {
                 kind: kind.to_string(),
                 pipeline: None,
@@ -70,7 +92,7 @@ impl Workload {
                 label: format!("{kind} {name:?}"),
                 place: Place::Workload(PodTemplate { template, spec }),
             },
-        })
+        }))
     }
 }
 

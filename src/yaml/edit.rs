@@ -237,7 +237,7 @@ impl<'t, 'a> Editor<'t, 'a> {
             return Err(self.err(node, "the value to edit carries a YAML tag (!tag); kfsched does not edit tagged values: remove the tag or edit the value by hand"));
         }
         if n.anchored {
-            return Err(self.err(node, "the value to edit carries a YAML anchor (&name) that aliases elsewhere share; kfsched does not edit anchored values: expand the anchor in the file"));
+            return Err(self.err(node, "the value to edit carries a YAML anchor (&name), which aliases elsewhere may share; kfsched does not edit anchored values: expand the anchor in the file"));
         }
         if n.kind == Kind::Map && n.style == Style::Block && self.in_flow(node) {
             return Err(self.err(node, "the value to edit is a single-pair mapping inside a flow sequence (`[key: value]`); kfsched does not edit those: write it as `{key: value}`"));
@@ -302,7 +302,7 @@ impl<'t, 'a> Editor<'t, 'a> {
             if tree.node(p).anchored {
                 return Err(self.err(
                     p,
-                    "the value to edit is inside a collection with a YAML anchor (&name) that aliases elsewhere share; kfsched does not edit anchored values: expand the anchor in the file",
+                    "the value to edit is inside a collection with a YAML anchor (&name), which aliases elsewhere may share; kfsched does not edit anchored values: expand the anchor in the file",
                 ));
             }
             if tree.kind(p) == Kind::Map {
