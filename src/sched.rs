@@ -870,8 +870,20 @@ impl Sched {
         if !self.tolerations.is_empty() {
             m.insert(
                 "tolerations".into(),
+                // In Kubernetes shape: KFP v2 writes tolerationSeconds as a string.
                 serde_json::Value::Array(
-                    self.tolerations.iter().map(|t| t.raw.to_json()).collect(),
+                    self.tolerations
+                        .iter()
+                        .map(|t| {
+                            let mut j = t.raw.to_json();
+                            if let Some(secs) = j.get_mut("tolerationSeconds")
+                                && let Some(n) = secs.as_str().and_then(|s| s.parse::<i64>().ok())
+                            {
+                                *secs = n.into();
+                            }
+                            j
+                        })
+                        .collect(),
                 ),
             );
         }
@@ -899,7 +911,21 @@ impl Sched {
         if !self.preferred.is_empty() {
             na.insert(
                 "preferredDuringSchedulingIgnoredDuringExecution".into(),
-                serde_json::Value::Array(self.preferred.iter().map(|p| p.raw.to_json()).collect()),
+                // In Kubernetes shape (`preference` and an integer weight):
+                // a KFP v2 entry is the term itself with a float weight.
+                serde_json::Value::Array(
+                    self.preferred
+                        .iter()
+                        .map(|p| {
+                            if p.raw.get("preference").is_some() {
+                                return p.raw.to_json();
+                            }
+                            let mut term = p.raw.clone();
+                            term.remove("weight");
+                            serde_json::json!({"preference": term.to_json(), "weight": p.weight})
+                        })
+                        .collect(),
+                ),
             );
         }
         if !self.affinity_json.is_empty() {

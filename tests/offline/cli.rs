@@ -342,6 +342,68 @@ fn diff_headers_of_odd_file_names_apply_with_patch() {
 }
 
 #[test]
+fn explain_json_gives_kfp_v2_results_in_kubernetes_shape() {
+    // The same rule on a KFP v2 task and on a Pod reads back the same:
+    // `preference` and an integer weight, tolerationSeconds an integer.
+    let policy = "apiVersion: kfsched.dev/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: shapes}
+spec:
+  rules:
+  - name: r
+    match: {names: [export-onnx, p]}
+    tolerations: [{key: gpu, operator: Exists, effect: NoExecute, tolerationSeconds: 30}]
+    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms: [{matchExpressions: [{key: a, operator: In, values: [x]}]}]
+        preferredDuringSchedulingIgnoredDuringExecution:
+        - {weight: 5, preference: {matchExpressions: [{key: b, operator: Exists}]}}
+";
+    let v2 =
+        std::fs::read_to_string(root().join("testdata/golden/v2/container_components/plain.yaml"))
+            .expect("fixture");
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: busybox}]\n";
+    let d = dir_with(&[("policy.yaml", policy), ("v2.yaml", &v2), ("pod.yaml", pod)]);
+    let after = |file: &str, label_part: &str| -> serde_json::Value {
+        let r = run_in(
+            d.path(),
+            &["explain", "-o", "json", "-p", "policy.yaml", file],
+            None,
+            &[],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let j: serde_json::Value = serde_json::from_slice(&r.stdout).expect("json");
+        let mut comps = Vec::new();
+        for doc in j["files"][0]["documents"].as_array().expect("documents") {
+            for c in doc["components"].as_array().expect("components") {
+                if c["component"]
+                    .as_str()
+                    .is_some_and(|l| l.contains(label_part))
+                {
+                    comps.push(c.clone());
+                }
+            }
+        }
+        assert_eq!(comps.len(), 1, "{file}: {j}");
+        comps[0]["after"].clone()
+    };
+    let from_v2 = after("v2.yaml", "export-onnx");
+    let from_pod = after("pod.yaml", "Pod");
+    assert_eq!(
+        from_v2["affinity"], from_pod["affinity"],
+        "v2 {from_v2}\npod {from_pod}"
+    );
+    assert_eq!(from_v2["tolerations"], from_pod["tolerations"]);
+    assert_eq!(from_pod["tolerations"][0]["tolerationSeconds"], 30);
+    assert_eq!(
+        from_pod["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
+            ["weight"],
+        5
+    );
+}
+
+#[test]
 fn explain_names_matches_reasons_and_rules_that_matched_nothing() {
     let d = dir_with(&[
         ("policy.yaml", POLICY),
