@@ -48,7 +48,10 @@ pub fn parse_change(spec: &str) -> Result<LabelChange, String> {
         check_key(spec, k)?;
         let errs = k8s::label_value(v);
         if !errs.is_empty() {
-            return Err(format!("invalid label value {spec:?}: {}", errs.join("; ")));
+            return Err(format!(
+                "invalid label spec {spec:?}: value {v:?}: {}",
+                errs.join("; ")
+            ));
         }
         return Ok(LabelChange::Set(k.into(), v.into()));
     }
@@ -100,7 +103,13 @@ pub fn split_args(args: &[String]) -> Result<(Vec<String>, Vec<LabelChange>), Er
             }
             match (c, d) {
                 (LabelChange::Set(_, a), LabelChange::Set(_, b)) if a == b => {}
-                (LabelChange::Remove(_), LabelChange::Remove(_)) => {}
+                (LabelChange::Remove(_), LabelChange::Remove(_)) => {
+                    // The second would report "not found".
+                    return Err(Error::Usage(format!(
+                        "label {:?} is removed twice: give each removal once",
+                        c.key()
+                    )));
+                }
                 (LabelChange::Set(..), LabelChange::Set(..)) => {
                     return Err(Error::Usage(format!(
                         "label {:?} is given two different values",
@@ -116,7 +125,14 @@ pub fn split_args(args: &[String]) -> Result<(Vec<String>, Vec<LabelChange>), Er
             }
         }
     }
-    Ok((nodes, changes))
+    // `a=b a=b`: once is enough.
+    let mut once: Vec<LabelChange> = Vec::with_capacity(changes.len());
+    for c in changes {
+        if !once.contains(&c) {
+            once.push(c);
+        }
+    }
+    Ok((nodes, once))
 }
 
 /// What the changes do to one node.
@@ -317,5 +333,11 @@ mod tests {
         assert!(split_args(&["n".into(), "a=1".into(), "a-".into()]).is_err());
         assert!(split_args(&["n".into(), "a=1".into(), "a=2".into()]).is_err());
         assert!(split_args(&["n".into()]).is_err());
+        let e = split_args(&["n".into(), "a-".into(), "a-".into()]).unwrap_err();
+        assert!(e.to_string().contains("removed twice"), "{e}");
+        let (_, once) = split_args(&["n".into(), "a=1".into(), "a=1".into()]).unwrap();
+        assert_eq!(once, [LabelChange::Set("a".into(), "1".into())]);
+        let e = parse_change("a=b:c").unwrap_err();
+        assert!(e.contains("value \"b:c\""), "{e}");
     }
 }

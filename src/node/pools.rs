@@ -187,22 +187,57 @@ impl NodePlan {
 
 /// Whether a pool selects a node.
 pub fn selects(pool: &NodePool, node: &Node) -> bool {
-    let name = name_of(node);
-    if pool.nodes.iter().any(|g| g.matches(name)) {
-        return true;
-    }
     let empty = BTreeMap::new();
-    match &pool.node_selector {
-        Some(sel) => sel.matches(node.metadata.labels.as_ref().unwrap_or(&empty)),
-        None => false,
+    selects_with(
+        pool,
+        name_of(node),
+        node.metadata.labels.as_ref().unwrap_or(&empty),
+    )
+}
+
+fn selects_with(pool: &NodePool, name: &str, labels: &BTreeMap<String, String>) -> bool {
+    pool.nodes.iter().any(|g| g.matches(name))
+        || pool
+            .node_selector
+            .as_ref()
+            .is_some_and(|sel| sel.matches(labels))
+}
+
+/// The pools a node belongs to once applied, in policy order: a pool whose
+/// selector matches a label another pool adds takes the node too, so one
+/// `node apply` reaches what a second would (and `node diff` agrees).
+fn pools_of<'p>(policy: &'p Policy, node: &Node) -> Vec<&'p NodePool> {
+    let name = name_of(node);
+    let mut labels = node.metadata.labels.clone().unwrap_or_default();
+    let mut selected = vec![false; policy.pools.len()];
+    loop {
+        let mut grew = false;
+        for (i, pool) in policy.pools.iter().enumerate() {
+            if !selected[i] && selects_with(pool, name, &labels) {
+                selected[i] = true;
+                grew = true;
+                for (k, v) in &pool.labels {
+                    labels.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
     }
+    policy
+        .pools
+        .iter()
+        .zip(selected)
+        .filter_map(|(p, s)| s.then_some(p))
+        .collect()
 }
 
 /// What every pool wants on this node; pools that disagree are an error.
 pub fn desired(policy: &Policy, node: &Node) -> Result<Desired, String> {
     let mut d = Desired::default();
     let name = name_of(node);
-    for pool in policy.pools.iter().filter(|p| selects(p, node)) {
+    for pool in pools_of(policy, node) {
         d.pools.push(pool.name.clone());
         for (k, v) in &pool.labels {
             if let Some((other, by)) = d.labels.get(k)
@@ -779,5 +814,30 @@ mod tests {
         let p = Policy::from_bytes("p.yaml", two.as_bytes()).unwrap();
         let e = desired(&p, &node("gpu-1", &[], &[], None)).unwrap_err();
         assert!(e.contains("pools \"gpu\" and \"cpu\""), "{e}");
+    }
+
+    #[test]
+    fn a_pool_that_selects_a_label_another_pool_adds_is_planned_in_one_go() {
+        // `monitored` selects what `gpu` labels; listed first, it still
+        // takes gpu-1 in the same apply.
+        let chained = "apiVersion: kfsched.dev/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: p}
+spec:
+  nodePools:
+  - name: monitored
+    nodeSelector: kfsched.dev/pool=gpu
+    labels: {example.com/monitoring: dcgm}
+  - name: gpu
+    nodes: [\"gpu-*\"]
+    labels: {kfsched.dev/pool: gpu}
+  rules: []
+";
+        let p = Policy::from_bytes("p.yaml", chained.as_bytes()).unwrap();
+        let d = desired(&p, &node("gpu-1", &[], &[], None)).unwrap();
+        assert_eq!(d.pools, ["monitored", "gpu"]);
+        assert!(d.labels.contains_key("example.com/monitoring"));
+        let d = desired(&p, &node("cpu-1", &[], &[], None)).unwrap();
+        assert!(d.pools.is_empty());
     }
 }

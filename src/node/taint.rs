@@ -222,6 +222,26 @@ pub fn validate_changes(changes: &[TaintChange]) -> Result<(), Error> {
             )));
         }
     }
+    // A removal that an earlier one already covers would report "not found".
+    let removals: Vec<(&String, &Option<String>, &TaintChange)> = changes
+        .iter()
+        .filter_map(|c| match c {
+            TaintChange::Remove { key, effect } => Some((key, effect, c)),
+            _ => None,
+        })
+        .collect();
+    for (i, (key, effect, c)) in removals.iter().enumerate() {
+        if let Some((_, _, first)) = removals[..i]
+            .iter()
+            .find(|(k, e, _)| k == key && (e.is_none() || effect.is_none() || e == effect))
+        {
+            return Err(Error::Usage(format!(
+                "taint removal {} overlaps {}: give each removal once",
+                c.display(),
+                first.display()
+            )));
+        }
+    }
     for c in changes {
         if let TaintChange::Remove { key, effect } = c
             && let Some(a) = adds
@@ -524,6 +544,19 @@ mod tests {
         assert!(split_args(&["n".into(), "k=a:NoSchedule".into(), "k:NoExecute-".into()]).is_ok());
         let e = split_args(&["k=a:NoSchedule".into(), "n".into()]).unwrap_err();
         assert!(e.to_string().contains("go before"));
+        // A removal an earlier one covers would report "not found".
+        for pair in [
+            ["k-", "k-"],
+            ["k-", "k:NoSchedule-"],
+            ["k:NoSchedule-", "k-"],
+        ] {
+            let e = split_args(&["n".into(), pair[0].into(), pair[1].into()]).unwrap_err();
+            assert!(
+                e.to_string().contains("give each removal once"),
+                "{pair:?}: {e}"
+            );
+        }
+        assert!(split_args(&["n".into(), "k:NoSchedule-".into(), "k:NoExecute-".into()]).is_ok());
         assert!(split_args(&["n".into()]).is_err());
     }
 

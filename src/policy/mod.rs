@@ -431,6 +431,14 @@ impl Validator {
         let node_selector =
             get(p, "nodeSelector").and_then(Json::as_str).and_then(
                 |s| match LabelSelector::parse(s) {
+                    // Like `nodes: []`: an empty selector matches every node.
+                    Ok(_) if s.trim().is_empty() => {
+                        self.err(
+                            &format!("{path}.nodeSelector"),
+                            "must not be empty (it would select every node): give a label selector, or remove the key",
+                        );
+                        None
+                    }
                     Ok(sel) => Some(sel),
                     Err(e) => {
                         self.err(

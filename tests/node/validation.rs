@@ -565,10 +565,12 @@ fn every_bad_policy_fragment_is_refused_by_the_server_too() {
     use kube::api::{ApiResource, DynamicObject, ListParams};
     // kfsched is stricter: SPEC §1 (Gt/Lt integers), §3 (an empty term), and
     // an empty field under `strategy: replace` (a valid Pod field, but a rule
-    // that would do nothing; README, Decisions).
+    // that would do nothing; README, Decisions), and an empty pool selector
+    // (a valid selector that matches every node; README, Nodes).
     const STRICTER: &[&str] = &[
         "policy-gt-not-integer",
         "policy-empty-term",
+        "policy-pool-empty-selector",
         "policy-replace-empty-field",
     ];
     // Errors of the YAML itself: the file has no JSON form to send.
