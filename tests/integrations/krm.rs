@@ -452,6 +452,17 @@ fn fn_edits_the_resource_list_in_place_and_adds_results() {
 }
 
 /// The `results` of a ResourceList the function wrote.
+/// Runs `fn` on RESOURCE_LIST with `items` (YAML list entries ending in
+/// `functionConfig:\n`) added after its own; returns the input and the run.
+fn fn_with_items(items: &str) -> (String, Out) {
+    let input = RESOURCE_LIST.replacen("functionConfig:\n", items, 1);
+    let out = run(
+        Sandbox::new().cmd(KFSCHED).arg("fn"),
+        Some(input.as_bytes()),
+    );
+    (input, out)
+}
+
 fn results(out: &str) -> Vec<Value> {
     let docs = documents(out);
     match docs[0].get("results") {
@@ -489,9 +500,7 @@ fn fn_failure_writes_no_info_results_and_names_the_item() {
       container: {image: pytorch/pytorch:2.3}
 functionConfig:
 ";
-    let input = RESOURCE_LIST.replacen("functionConfig:\n", workflow, 1);
-    let sb = Sandbox::new();
-    let out = run(sb.cmd(KFSCHED).arg("fn"), Some(input.as_bytes()));
+    let (input, out) = fn_with_items(workflow);
     out.code(1);
     assert!(
         out.stdout.starts_with(&input),
@@ -547,9 +556,7 @@ fn fn_refuses_merge_keys_in_the_items_it_reads() {
       name: train
 functionConfig:
 ";
-    let input = RESOURCE_LIST.replacen("functionConfig:\n", workflow, 1);
-    let sb = Sandbox::new();
-    let out = run(sb.cmd(KFSCHED).arg("fn"), Some(input.as_bytes()));
+    let (input, out) = fn_with_items(workflow);
     out.code(1);
     assert!(
         out.stdout.starts_with(&input),
@@ -597,9 +604,7 @@ fn fn_leaves_kfp_v2_items_alone_with_a_warning() {
   spec: {containers: [{name: c, image: pytorch/pytorch:2.3}]}
 functionConfig:
 ";
-    let input = RESOURCE_LIST.replacen("functionConfig:\n", v2, 1);
-    let sb = Sandbox::new();
-    let out = run(sb.cmd(KFSCHED).arg("fn"), Some(input.as_bytes()));
+    let (_, out) = fn_with_items(v2);
     out.ok();
     assert!(
         !out.stdout.contains("\n---") && !out.stdout.contains("platforms:"),

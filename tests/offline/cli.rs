@@ -234,6 +234,33 @@ fn diff_prints_a_unified_diff_and_exits_1_on_differences() {
     );
 }
 
+/// Applies `diff` in `dir` with GNU `patch -p1`, the way a user would.
+fn patch(dir: &std::path::Path, diff: &[u8]) -> Result<(), String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let out = Command::new("patch")
+        .args(["-p1", "--no-backup-if-mismatch", "--quiet"])
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().expect("stdin").write_all(diff)?;
+            c.wait_with_output()
+        })
+        .expect("run patch (GNU patch must be installed)");
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "patch refused the diff: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
 #[test]
 fn the_diff_of_every_hand_written_case_applies_with_patch() {
     // CRLF, BOM and no-final-newline cases included: the diff is a patch
@@ -251,27 +278,9 @@ fn the_diff_of_every_hand_written_case_applies_with_patch() {
             &[],
         );
         assert_eq!(r.code, 1, "{}: {}", case.display(), r.stderr);
-        let out = std::process::Command::new("patch")
-            .args(["-p1", "--no-backup-if-mismatch", "--quiet"])
-            .current_dir(d.path())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .and_then(|mut c| {
-                use std::io::Write;
-                c.stdin.take().expect("stdin").write_all(&r.stdout)?;
-                c.wait_with_output()
-            })
-            .expect("run patch (GNU patch must be installed)");
-        assert!(
-            out.status.success(),
-            "{}: patch refused the diff: {}{}\n{}",
-            case.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-            r.stdout_str()
-        );
+        if let Err(e) = patch(d.path(), &r.stdout) {
+            panic!("{}: {e}\n{}", case.display(), r.stdout_str());
+        }
         let patched = std::fs::read(d.path().join("input.yaml")).expect("read");
         let expected = std::fs::read(case.join("expected.yaml")).expect("read");
         assert!(
@@ -313,25 +322,9 @@ fn diff_headers_of_odd_file_names_apply_with_patch() {
         "{}",
         r.stdout_str()
     );
-    let out = std::process::Command::new("patch")
-        .args(["-p1", "--quiet"])
-        .current_dir(d.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            use std::io::Write;
-            c.stdin.take().expect("stdin").write_all(&r.stdout)?;
-            c.wait_with_output()
-        })
-        .expect("run patch");
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    if let Err(e) = patch(d.path(), &r.stdout) {
+        panic!("{e}\n{}", r.stdout_str());
+    }
     for n in names {
         assert_eq!(
             std::fs::read_to_string(d.path().join(n)).expect("read"),
