@@ -192,7 +192,7 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
             match format::detect_roots(&tree, &roots) {
                 Err((node, msg)) => {
                     failed = true;
-                    let item = items.iter().copied().find(|&i| is_ancestor(&tree, i, node));
+                    let item = items.iter().copied().find(|&i| tree.contains(i, node));
                     results.push(Result1 {
                         severity: "error",
                         message: msg,
@@ -229,7 +229,7 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
                         if matches!(doc, Doc::Other(_)) {
                             continue;
                         }
-                        for &k in merge_keys.iter().filter(|&&k| is_ancestor(&tree, item, k)) {
+                        for &k in merge_keys.iter().filter(|&&k| tree.contains(item, k)) {
                             failed = true;
                             results.push(Result1 {
                                 severity: "error",
@@ -410,16 +410,4 @@ fn in_resource_list(mut d: Diagnostic) -> Diagnostic {
         };
     }
     d
-}
-
-fn is_ancestor(tree: &Tree, a: NodeId, mut n: NodeId) -> bool {
-    loop {
-        if n == a {
-            return true;
-        }
-        match tree.parent(n) {
-            Some(p) => n = p,
-            None => return false,
-        }
-    }
 }

@@ -76,6 +76,15 @@ impl Targets {
             }));
         }
         if let Some(s) = selector {
+            // An empty selector matches every node: `-l "$POOL"` with POOL
+            // unset must not cordon or drain the whole cluster. (An empty
+            // --pod-selector is no filter, as in kubectl drain.)
+            if s.trim().is_empty() {
+                return Err(Error::Usage(format!(
+                    "an empty label selector (-l \"\") would select every node: give a selector{}",
+                    if all_allowed { " or --all" } else { "" }
+                )));
+            }
             return Ok(Targets::Selector(parse_selector(s, "-l")?));
         }
         if all {
@@ -125,14 +134,6 @@ impl Targets {
 
 /// Parses a label selector given to `flag` (`-l`, `--pod-selector`).
 pub fn parse_selector(s: &str, flag: &str) -> Result<LabelSelector, Error> {
-    // An empty selector matches everything: `-l "$POOL"` with POOL unset
-    // must not cordon or drain the whole cluster.
-    // (An empty --pod-selector is no filter, as in kubectl drain.)
-    if flag == "-l" && s.trim().is_empty() {
-        return Err(Error::Usage(
-            "an empty label selector (-l \"\") would select every node: give a selector, or --all where the command offers it".into(),
-        ));
-    }
     LabelSelector::parse(s)
         .map_err(|e| Error::Usage(format!("invalid label selector {s:?} ({flag}): {e}")))
 }
@@ -407,13 +408,9 @@ mod tests {
             .collect::<std::collections::BTreeMap<_, _>>()
         };
         assert!(s.matches(&lbl("7")) && !s.matches(&lbl("6")) && !s.matches(&lbl("x")));
-        assert!(
-            parse_selector("", "-l")
-                .unwrap_err()
-                .to_string()
-                .contains("would select every node")
-        );
-        assert!(parse_selector(" ", "-l").is_err());
+        let e = Targets::from_names_or_selector(vec![], Some("")).unwrap_err();
+        assert!(e.to_string().contains("would select every node"), "{e}");
+        assert!(Targets::from_args(vec![], Some(" "), false).is_err());
         assert!(parse_selector("", "--pod-selector").is_ok());
         let s = parse_selector("gen<3", "--pod-selector").unwrap();
         assert!(s.matches(&lbl("2")) && !s.matches(&lbl("3")));

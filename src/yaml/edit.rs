@@ -101,7 +101,23 @@ struct Splice {
     /// For a splice that replaces a node's whole text: the node and the
     /// value written, so that a later edit of the node or inside it is
     /// folded into this one instead of overlapping it.
-    replaced: Option<(NodeId, Value)>,
+    replaced: Option<Replaced>,
+}
+
+/// A node whose whole text a splice replaces, and the value written.
+#[derive(Debug)]
+struct Replaced {
+    node: NodeId,
+    /// One past its subtree's last node (`Tree::subtree_end`).
+    end: NodeId,
+    value: Value,
+}
+
+impl Replaced {
+    /// Whether `n` is the replaced node or inside it.
+    fn covers(&self, n: NodeId) -> bool {
+        (self.node..self.end).contains(&n)
+    }
 }
 
 /// Collects splices for one file.
@@ -401,7 +417,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         match (n.kind, desired) {
             (Kind::Map, Value::Map(d)) => {
                 if n.style == Style::Flow && (self.is_sdk() || d.is_empty()) {
-                    if node_value(tree, node) != *desired {
+                    if self.current_value(node) != *desired {
                         self.replace_node(node, desired)?;
                     }
                     return Ok(());
@@ -464,7 +480,7 @@ impl<'t, 'a> Editor<'t, 'a> {
             }
             (Kind::Seq, Value::Seq(d)) => {
                 if n.style == Style::Flow && (self.is_sdk() || d.is_empty()) {
-                    if node_value(tree, node) != *desired {
+                    if self.current_value(node) != *desired {
                         self.replace_node(node, desired)?;
                     }
                     return Ok(());
@@ -511,7 +527,7 @@ impl<'t, 'a> Editor<'t, 'a> {
                 }
             }
             _ => {
-                if node_value(tree, node) != *desired {
+                if self.current_value(node) != *desired {
                     self.replace_node(node, desired)?;
                 }
                 Ok(())
@@ -529,32 +545,39 @@ impl<'t, 'a> Editor<'t, 'a> {
         if let Some(i) = self
             .splices
             .iter()
-            .position(|s| matches!(&s.replaced, Some((r, _)) if tree.contains(*r, node)))
+            .position(|s| s.replaced.as_ref().is_some_and(|r| r.covers(node)))
         {
-            let Some((r, mut whole)) = self.splices[i].replaced.take() else {
+            let Some(mut r) = self.splices[i].replaced.take() else {
                 unreachable!("found by its replacement")
             };
-            match value_at(tree, &mut whole, r, node) {
+            match value_at(tree, &mut r.value, r.node, node) {
                 Some(slot) => *slot = value.clone(),
                 None => {
-                    self.splices[i].replaced = Some((r, whole));
+                    self.splices[i].replaced = Some(r);
                     return Err(self.err(node, "internal error: two edits of one collection cannot be combined; please report this with the input file"));
                 }
             }
             self.splices.remove(i);
-            return self.replace_node(r, &whole);
+            return self.replace_node(r.node, &r.value);
         }
         // Replacements inside the node are superseded: callers pass a value
         // that holds them (see `current_value`).
-        self.splices.retain(
-            |s| !matches!(&s.replaced, Some((r, _)) if *r != node && tree.contains(node, *r)),
-        );
+        let end = tree.subtree_end(node);
+        self.splices.retain(|s| {
+            !s.replaced
+                .as_ref()
+                .is_some_and(|r| r.node != node && (node..end).contains(&r.node))
+        });
         let count = self.splices.len();
         self.replace_node_text(node, value)?;
         if self.splices.len() == count + 1
             && let Some(last) = self.splices.last_mut()
         {
-            last.replaced = Some((node, value.clone()));
+            last.replaced = Some(Replaced {
+                node,
+                end,
+                value: value.clone(),
+            });
         }
         Ok(())
     }
@@ -564,23 +587,18 @@ impl<'t, 'a> Editor<'t, 'a> {
     /// around it, else its own with the replacements inside it.
     fn current_value(&self, node: NodeId) -> Value {
         let tree = self.tree;
-        for s in &self.splices {
-            if let Some((r, rv)) = &s.replaced
-                && tree.contains(*r, node)
-            {
-                let mut whole = rv.clone();
-                if let Some(slot) = value_at(tree, &mut whole, *r, node) {
-                    return std::mem::replace(slot, Value::Null);
-                }
+        let replaced = || self.splices.iter().filter_map(|s| s.replaced.as_ref());
+        for r in replaced().filter(|r| r.covers(node)) {
+            let mut whole = r.value.clone();
+            if let Some(slot) = value_at(tree, &mut whole, r.node, node) {
+                return std::mem::replace(slot, Value::Null);
             }
         }
         let mut v = node_value(tree, node);
-        for s in &self.splices {
-            if let Some((r, rv)) = &s.replaced
-                && tree.contains(node, *r)
-                && let Some(slot) = value_at(tree, &mut v, node, *r)
-            {
-                *slot = rv.clone();
+        let end = tree.subtree_end(node);
+        for r in replaced().filter(|r| (node..end).contains(&r.node)) {
+            if let Some(slot) = value_at(tree, &mut v, node, r.node) {
+                *slot = r.value.clone();
             }
         }
         v
@@ -933,7 +951,8 @@ impl<'t, 'a> Editor<'t, 'a> {
         let tree = self.tree;
         let src = tree.src();
         let last = src.trim_end_matches([' ', '\t']).len();
-        let Some(id) = (0..tree.len() as u32).rev().find(|&id| {
+        // What ends the file is its last node in document order.
+        let Some(id) = (tree.len() as u32).checked_sub(1).filter(|&id| {
             let n = tree.node(id);
             matches!(n.style, Style::Literal | Style::Folded)
                 && n.end as usize >= last
