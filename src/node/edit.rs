@@ -56,6 +56,29 @@ pub enum Step {
 pub struct Summary {
     pub changed: usize,
     pub unchanged: usize,
+    /// Nodes deleted between the read and the write (selector runs only).
+    pub gone: usize,
+}
+
+/// What a write does when its node was deleted after it was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vanished {
+    /// The user named the node: its absence is an error (exit 3), as a
+    /// missing name is before anything is written.
+    Fail,
+    /// The node came from a selector, `--all` or a pool: it no longer
+    /// matches anything, so there is nothing left to change. A warning, and
+    /// the other nodes' results stand.
+    Skip,
+}
+
+impl Vanished {
+    pub fn of(targets: &Targets) -> Vanished {
+        match targets {
+            Targets::Names(_) => Vanished::Fail,
+            Targets::Selector(_) | Targets::All => Vanished::Skip,
+        }
+    }
 }
 
 /// A node as read: typed for planning, raw for writing back.
@@ -202,7 +225,16 @@ where
         let _ = writeln!(err, "warning: no nodes matched: {}", targets.describe());
         return Ok(Summary::default());
     }
-    write_nodes(clients, nodes, dry_run, &planner, out, err).await
+    write_nodes(
+        clients,
+        nodes,
+        dry_run,
+        Vanished::of(targets),
+        &planner,
+        out,
+        err,
+    )
+    .await
 }
 
 /// Steps 2 and 3 for nodes already read.
@@ -210,6 +242,7 @@ pub async fn write_nodes<F>(
     clients: &Clients,
     nodes: Vec<Fetched>,
     dry_run: DryRun,
+    vanished: Vanished,
     planner: &F,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -253,11 +286,19 @@ where
         summary.unchanged += 1;
     }
     let mut results = futures::stream::iter(work)
-        .map(|f| write_one(clients, f, dry_run, planner))
+        .map(|f| write_one(clients, f, dry_run, vanished, planner))
         .buffered(WRITE_CONCURRENCY);
     let mut failures = Vec::new();
     while let Some(r) = results.next().await {
         match r {
+            Ok(w) if w.gone => {
+                let _ = writeln!(
+                    err,
+                    "warning: node/{} was deleted after it was read; skipped",
+                    w.name
+                );
+                summary.gone += 1;
+            }
             Ok(w) => {
                 for n in w.notes {
                     let _ = writeln!(err, "warning: {n}");
@@ -293,6 +334,8 @@ struct Written {
     verb: String,
     notes: Vec<String>,
     changed: bool,
+    /// Deleted after it was read ([`Vanished::Skip`]).
+    gone: bool,
 }
 
 /// RFC 7386 JSON merge patch, applied locally: `null` removes a key,
@@ -321,6 +364,7 @@ async fn write_one<F>(
     clients: &Clients,
     mut f: Fetched,
     dry_run: DryRun,
+    vanished: Vanished,
     planner: &F,
 ) -> Result<Written, Error>
 where
@@ -337,6 +381,7 @@ where
                     verb,
                     notes,
                     changed: false,
+                    gone: false,
                 });
             }
             Step::Refuse(m) => return Err(Error::Refused(m)),
@@ -352,6 +397,14 @@ where
             verb,
             notes,
             changed: true,
+            gone: false,
+        };
+        let gone = || Written {
+            name: name.clone(),
+            verb: String::new(),
+            notes: vec![],
+            changed: false,
+            gone: true,
         };
         if dry_run == DryRun::Client {
             return Ok(done);
@@ -383,13 +436,17 @@ where
         };
         match result {
             Ok(()) => return Ok(done),
+            Err(e) if is_not_found(&e) && vanished == Vanished::Skip => return Ok(gone()),
             Err(e) if is_conflict(&e) && attempt < MAX_ATTEMPTS => {
                 let base = Duration::from_millis(5u64 << attempt.min(7));
                 tokio::time::sleep(base + super::jitter(base * 2)).await;
-                let raw = get_raw(clients, &name)
-                    .await
-                    .map_err(|e| Error::api(format!("cannot get node/{name}"), e))?;
-                f = Fetched::from_raw(raw)?;
+                match get_raw(clients, &name).await {
+                    Ok(raw) => f = Fetched::from_raw(raw)?,
+                    Err(e) if is_not_found(&e) && vanished == Vanished::Skip => {
+                        return Ok(gone());
+                    }
+                    Err(e) => return Err(Error::api(format!("cannot get node/{name}"), e)),
+                }
             }
             Err(e) => {
                 let verb = if guard { "update" } else { "patch" };

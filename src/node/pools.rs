@@ -661,7 +661,18 @@ pub async fn apply(
             }
         }
     };
-    edit::write_nodes(clients, targets, opts.dry_run, &planner, out, err).await
+    // Pools are read by listing every node, so a node deleted since is one
+    // the policy no longer reaches.
+    edit::write_nodes(
+        clients,
+        targets,
+        opts.dry_run,
+        edit::Vanished::Skip,
+        &planner,
+        out,
+        err,
+    )
+    .await
 }
 
 #[cfg(test)]
