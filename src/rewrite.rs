@@ -124,6 +124,17 @@ fn diag_at(tree: &Tree, file: &str, offset: usize, path: &str, message: String) 
     }
 }
 
+/// Whether a document is JSON that has to stay JSON: its root is a flow
+/// mapping (`{"pipelineInfo": ...}`, as `json.dump` and `kubectl get -o json`
+/// write) and the file is not named `.yaml`/`.yml` (a `.json` file, or
+/// stdin), so a second YAML document would make it unreadable as JSON.
+fn is_json_file(tree: &Tree, root: NodeId, file: &str) -> bool {
+    let n = tree.node(root);
+    n.kind == Kind::Map
+        && n.style == crate::yaml::tree::Style::Flow
+        && !(file.ends_with(".yaml") || file.ends_with(".yml"))
+}
+
 /// The refusal of a YAML merge key `key` (see [`Tree::merge_keys`]).
 pub(crate) fn merge_key_error(tree: &Tree, file: &str, key: NodeId) -> Diagnostic {
     let path = tree.parent(key).map_or_else(String::new, |m| tree.path(m));
@@ -561,6 +572,18 @@ pub(crate) fn plan(
             }
             sdk => sdk,
         };
+        if let (Doc::KfpV2(p), Some(Some(root))) = (doc, roots.get(index)) {
+            if p.platform.is_none() && is_json_file(tree, *root, file) {
+                errors.push(diag_at(
+                    tree,
+                    file,
+                    tree.node(*root).start as usize,
+                    "",
+                    "this KFP v2 pipeline is JSON, and its scheduling would go into a second YAML document (the platform spec), which a JSON file cannot hold; the KFP SDK refuses too (\"Platform-specific features are only supported when serializing to YAML\"): compile the pipeline to a .yaml file; nothing was written".into(),
+                ));
+                continue;
+            }
+        }
         editor.set_flavor(flavor);
         let edits = format::write(tree, doc, flavor, &changes);
         // The edits carry what they need; free the merged scheduling first.

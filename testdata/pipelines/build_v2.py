@@ -12,6 +12,9 @@ Each module testdata/pipelines/v2/<case>.py (files starting with `_` are helpers
     POLICY: str                -> policy.yaml, the SchedulingPolicy with the same intent
     NOTES: str                 -> notes.md
     VARIANTS: tuple            -> optional derived copies: "crlf", "bom"
+    JSON: bool                 -> optional: also write plain.json, the pipeline compiled to a
+                                  .json path (deprecated, still supported), and check that
+                                  the SDK refuses to compile the scheduled pipeline to JSON
 
 plain.yaml is compile(pipeline(False)), expected.yaml is compile(pipeline(True)); both are
 written by `kfp.compiler.Compiler().compile` unchanged.  Derived variants only convert line
@@ -61,6 +64,40 @@ def compile_text(func, tmp: Path) -> bytes:
     return data
 
 
+JSON_REFUSAL = "Platform-specific features are only supported when serializing to YAML"
+
+
+JSON_NOTE = f"""
+plain.json is the same pipeline compiled to a `.json` path (deprecated in kfp 2, still
+written: `json.dump(indent=2, sort_keys=True)`). The SDK refuses to compile the scheduled
+pipeline to JSON ("{JSON_REFUSAL}"; build_v2.py checks that it still does), and
+`kubectl kfsched rewrite plain.json` refuses likewise, exit 2, writing nothing.
+"""
+
+
+def compile_json(func, tmp: Path) -> bytes:
+    out = tmp / "pipeline.json"
+    with warnings.catch_warnings():
+        # "Compiling to JSON is deprecated": the fixture is about exactly that.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        compiler.Compiler().compile(func, str(out))
+    data = out.read_bytes()
+    out.unlink()
+    return data
+
+
+def check_json_refusal(func, tmp: Path):
+    """The SDK cannot write scheduling (a platform spec) into a JSON file."""
+    try:
+        compile_json(func, tmp)
+    except ValueError as e:
+        if JSON_REFUSAL not in str(e):
+            raise
+        (tmp / "pipeline.json").unlink(missing_ok=True)
+        return
+    raise SystemExit("the SDK compiled a scheduled pipeline to JSON; kfsched's JSON refusal assumes it cannot")
+
+
 def write_case(out: Path, name: str, plain: bytes, expected: bytes, policy: str, notes: str):
     d = out / name
     d.mkdir(parents=True)
@@ -106,6 +143,13 @@ def main():
             expected = compile_text(module.pipeline(True), tmp)
             write_case(out, name, plain, expected, module.POLICY, module.NOTES)
             print(f"v2/{name}: plain {len(plain)} B, expected {len(expected)} B")
+            if getattr(module, "JSON", False):
+                data = compile_json(module.pipeline(False), tmp)
+                (out / name / "plain.json").write_bytes(data)
+                with open(out / name / "notes.md", "a", encoding="utf-8") as f:
+                    f.write(JSON_NOTE)
+                check_json_refusal(module.pipeline(True), tmp)
+                print(f"v2/{name}: plain.json {len(data)} B; the scheduled pipeline is refused as JSON")
             for kind in getattr(module, "VARIANTS", ()):
                 write_case(out, f"{name}_{kind}", derive(kind, plain), derive(kind, expected),
                            module.POLICY, variant_notes(kind, name, module.NOTES))

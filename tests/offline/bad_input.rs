@@ -203,3 +203,56 @@ fn no_policy_anywhere_is_an_error_that_says_where_to_put_one() {
         ),
     );
 }
+
+/// The KFP SDK writes a pipeline compiled to a `.json` path as one JSON
+/// document and refuses to add a platform spec to it; kfsched refuses too
+/// rather than append a YAML document that no JSON reader can take. The
+/// same text named `.yaml` is YAML, and takes the second document.
+#[test]
+fn a_kfp_v2_pipeline_compiled_to_json_is_refused() {
+    let golden = crate::support::root().join("testdata/golden/v2/reused_components");
+    let json = std::fs::read_to_string(golden.join("plain.json")).expect("plain.json");
+    let policy = std::fs::read_to_string(golden.join("policy.yaml")).expect("policy");
+    let dir = setup(&[
+        ("policy.yaml", &policy),
+        ("pipeline.json", &json),
+        ("as-yaml.yaml", &json),
+    ]);
+    let why = "this KFP v2 pipeline is JSON, and its scheduling would go into a second YAML document (the platform spec), which a JSON file cannot hold; the KFP SDK refuses too (\"Platform-specific features are only supported when serializing to YAML\"): compile the pipeline to a .yaml file; nothing was written";
+    assert_fails(
+        &dir,
+        &["rewrite", "-i", "-p", "policy.yaml", "pipeline.json"],
+        &format!(
+            "error: pipeline.json:1:1: {why}\nerror: nothing was written (1 problem in 1 input)\n"
+        ),
+    );
+    let r = run_in(
+        dir.path(),
+        &["rewrite", "-p", "policy.yaml", "-"],
+        Some(json.as_bytes()),
+        &[],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stdout.is_empty());
+    assert!(
+        r.stderr
+            .starts_with(&format!("error: <stdin>:1:1: {why}\n")),
+        "{}",
+        r.stderr
+    );
+
+    let r = run_in(
+        dir.path(),
+        &["rewrite", "-p", "policy.yaml", "as-yaml.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = String::from_utf8(r.stdout).expect("UTF-8");
+    assert!(out.starts_with(&json), "the JSON document is kept");
+    assert!(
+        out[json.len()..].starts_with("\n---\nplatforms:\n"),
+        "{}",
+        &out[json.len()..]
+    );
+}

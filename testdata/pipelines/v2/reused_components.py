@@ -153,3 +153,5 @@ executors in sorted order; `podMetadata` next to `nodeSelector` / `tolerations`.
 """
 
 VARIANTS = ("crlf", "bom")
+
+JSON = True
