@@ -253,6 +253,192 @@ pub fn flow_text(v: &Value) -> String {
     }
 }
 
+/// How a hand-written flow collection is written, so that text added to it
+/// reads like its neighbours: JSON (`kubectl get -o json`, `json.dump`, jq)
+/// stays JSON, compact stays compact, and one entry per line stays so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowFormat {
+    /// Keys and strings double-quoted with JSON escapes, so that a JSON
+    /// document stays JSON (JSON strings are YAML double-quoted scalars).
+    pub json: bool,
+    /// `": "` rather than `":"`.
+    pub colon_space: bool,
+    /// `", "` rather than `","` between entries on one line.
+    pub comma_space: bool,
+    /// One entry per line, nested collections indented by this many columns
+    /// more than the line their opening bracket is on (`json.MarshalIndent`,
+    /// `json.dumps(indent=2)`); `None`: everything on one line.
+    pub step: Option<usize>,
+}
+
+impl FlowFormat {
+    /// `{key: value, key: [a, b]}`.
+    pub const YAML: FlowFormat = FlowFormat {
+        json: false,
+        colon_space: true,
+        comma_space: true,
+        step: None,
+    };
+
+    /// The format of the flow collections around `node`, read from the
+    /// outermost flow collection that holds it (the first few thousand
+    /// nodes of it: a format is uniform, and a large JSON file is read
+    /// once per edit).
+    pub fn of(tree: &Tree, node: NodeId) -> FlowFormat {
+        let src = tree.src();
+        let mut root = node;
+        while let Some(p) = tree
+            .parent(root)
+            .filter(|&p| tree.node(p).style == Style::Flow)
+        {
+            root = p;
+        }
+        let (mut keys, mut quoted) = (0usize, 0usize);
+        let mut colon_space = None;
+        let mut comma_space = None;
+        let mut step = None;
+        let between = |a: NodeId, b: NodeId| {
+            let (a, b) = (tree.node(a).end as usize, tree.node(b).start as usize);
+            src.get(a..b).unwrap_or("")
+        };
+        let end = tree.subtree_end(root).min(root + 4000);
+        for id in root..end {
+            let n = tree.node(id);
+            if n.style != Style::Flow {
+                continue;
+            }
+            let children: Vec<NodeId> = tree.children(id).collect();
+            if n.kind == Kind::Map {
+                for pair in children.chunks(2) {
+                    keys += 1;
+                    quoted += usize::from(tree.node(pair[0]).style == Style::DoubleQuoted);
+                    if let (None, [k, v]) = (colon_space, pair) {
+                        let t = between(*k, *v);
+                        if t.contains(':') {
+                            colon_space = Some(t.ends_with([' ', '\n']) || t.contains(": "));
+                        }
+                    }
+                }
+            }
+            // Consecutive entries: items of a sequence, values and the next
+            // keys of a mapping.
+            let stride = if n.kind == Kind::Map { 2 } else { 1 };
+            if comma_space.is_none() && children.len() > stride {
+                let t = between(children[stride - 1], children[stride]);
+                if !t.contains('\n') {
+                    comma_space = Some(t.contains(", "));
+                }
+            }
+            if step.is_none() {
+                if let Some(&first) = children.first() {
+                    let open = n.start as usize;
+                    let at = tree.node(first).start as usize;
+                    if src[open..at].contains('\n') {
+                        let indent = |off: usize| {
+                            let ls = src[..off].rfind('\n').map_or(0, |p| p + 1);
+                            src[ls..].len() - src[ls..].trim_start_matches(' ').len()
+                        };
+                        step = indent(at).checked_sub(indent(open)).filter(|&s| s > 0);
+                    }
+                }
+            }
+        }
+        FlowFormat {
+            json: keys > 0 && quoted == keys,
+            colon_space: colon_space.unwrap_or(true),
+            comma_space: comma_space.unwrap_or(true),
+            step,
+        }
+    }
+
+    /// This format on one line (for a collection written on one line in a
+    /// file whose others have one entry per line).
+    pub fn one_line(self) -> FlowFormat {
+        FlowFormat { step: None, ..self }
+    }
+
+    fn colon(self) -> &'static str {
+        if self.colon_space { ": " } else { ":" }
+    }
+
+    fn comma(self) -> &'static str {
+        if self.comma_space { ", " } else { "," }
+    }
+
+    /// `key: value` (or `"key": value`) as an entry of a flow mapping whose
+    /// entries start at column `col` (one per line) or on one line.
+    pub fn entry(self, key: &str, value: &Value, col: usize) -> String {
+        let v = self.text(value, col);
+        if self.json {
+            return format!("{}{}{v}", json_string(key), self.colon());
+        }
+        let key = quote(key, true);
+        if key.len() <= 128 {
+            format!("{key}{}{v}", self.colon())
+        } else {
+            format!("? {key} : {v}")
+        }
+    }
+
+    /// A value in this format; `col` is the indentation of the line it
+    /// starts on, which a multi-line collection's closing bracket returns to.
+    pub fn text(self, v: &Value, col: usize) -> String {
+        if self == FlowFormat::YAML {
+            return flow_text(v);
+        }
+        let inner = col + self.step.unwrap_or(0);
+        let parts: Vec<String> = match v {
+            Value::Map(m) if !m.is_empty() => {
+                m.iter().map(|(k, v)| self.entry(k, v, inner)).collect()
+            }
+            Value::Seq(s) if !s.is_empty() => s.iter().map(|v| self.text(v, inner)).collect(),
+            Value::Map(_) => return "{}".into(),
+            Value::Seq(_) => return "[]".into(),
+            Value::Str(s) if self.json => return json_string(s),
+            _ => return scalar_text(v, true),
+        };
+        let (open, close) = if matches!(v, Value::Map(_)) {
+            ('{', '}')
+        } else {
+            ('[', ']')
+        };
+        let mut out = String::new();
+        out.push(open);
+        match self.step {
+            Some(_) => {
+                for (i, p) in parts.iter().enumerate() {
+                    out.push_str(if i == 0 { "\n" } else { ",\n" });
+                    pad(&mut out, inner);
+                    out.push_str(p);
+                }
+                out.push('\n');
+                pad(&mut out, col);
+            }
+            None => out.push_str(&parts.join(self.comma())),
+        }
+        out.push(close);
+        out
+    }
+
+    /// What goes between an entry and the next one at column `col`: `, `, or
+    /// `,` and a line break when entries are one per line.
+    pub fn separator(self, col: usize) -> String {
+        match self.step {
+            Some(_) => {
+                let mut s = ",\n".to_string();
+                pad(&mut s, col);
+                s
+            }
+            None => self.comma().to_string(),
+        }
+    }
+}
+
+/// A JSON string (also a YAML double-quoted scalar).
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| double_quoted(s))
+}
+
 /// How often each step, sequence offset and item offset occurs.
 struct Counts {
     steps: [usize; 9],
@@ -346,6 +532,56 @@ impl Counts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn format_of(src: &str) -> FlowFormat {
+        let t = Tree::parse(src).unwrap();
+        FlowFormat::of(&t, t.documents[0].root.unwrap())
+    }
+
+    #[test]
+    fn flow_formats_are_read_from_the_file() {
+        let pretty = "{\n    \"a\": {\n        \"b\": [\n            1\n        ]\n    },\n    \"c\": \"d\"\n}\n";
+        let cases = [
+            ("{a: b, c: [d, e]}", FlowFormat::YAML),
+            (
+                "{\"a\":\"b\",\"c\":[1,2]}",
+                FlowFormat { json: true, colon_space: false, comma_space: false, step: None },
+            ),
+            (
+                "{\"a\": \"b\", \"c\": [1, 2]}",
+                FlowFormat { json: true, colon_space: true, comma_space: true, step: None },
+            ),
+            (
+                pretty,
+                FlowFormat { json: true, colon_space: true, comma_space: true, step: Some(4) },
+            ),
+            // One plain key: YAML flow, whatever the others are.
+            ("{\"a\": 1, b: 2}", FlowFormat { json: false, ..FlowFormat::YAML }),
+        ];
+        for (src, want) in cases {
+            assert_eq!(format_of(src), want, "{src}");
+        }
+    }
+
+    #[test]
+    fn flow_text_follows_its_format() {
+        let v = Value::Map(vec![
+            ("k".into(), Value::str("a\"b")),
+            ("l".into(), Value::Seq(vec![Value::Int(1), Value::Null, Value::Bool(true)])),
+            ("e".into(), Value::Map(vec![])),
+        ]);
+        let json = |step| FlowFormat { json: true, colon_space: true, comma_space: true, step };
+        assert_eq!(FlowFormat::YAML.text(&v, 0), "{k: a\"b, l: [1, null, true], e: {}}");
+        assert_eq!(
+            FlowFormat { colon_space: false, comma_space: false, ..json(None) }.text(&v, 0),
+            r#"{"k":"a\"b","l":[1,null,true],"e":{}}"#
+        );
+        assert_eq!(
+            json(Some(2)).text(&v, 4),
+            "{\n      \"k\": \"a\\\"b\",\n      \"l\": [\n        1,\n        null,\n        true\n      ],\n      \"e\": {}\n    }"
+        );
+        assert_eq!(json(Some(2)).separator(4), ",\n    ");
+    }
 
     #[test]
     fn detects_four_space_indented_sequences() {

@@ -9,7 +9,7 @@
 use std::cmp::Reverse;
 use std::fmt;
 
-use super::block::{BlockStyle, dash_before, flow_text};
+use super::block::{BlockStyle, FlowFormat, dash_before, flow_text};
 use super::emit::{Emitter, PyProfile};
 use super::tree::{Kind, NodeId, Style, Tree};
 use super::value::{Value, node_value};
@@ -354,6 +354,26 @@ impl<'t, 'a> Editor<'t, 'a> {
 
     // ----- columns and lines -------------------------------------------------------
 
+    /// The format of a non-empty flow collection: that of the file's flow
+    /// collections, on one line when this one is.
+    fn flow_format_of(&self, node: NodeId) -> FlowFormat {
+        let tree = self.tree;
+        let fmt = FlowFormat::of(tree, node);
+        let multi_line = tree
+            .children(node)
+            .next()
+            .is_some_and(|c| tree.src()[self.node_start(node)..self.node_start(c)].contains('\n'));
+        if multi_line { fmt } else { fmt.one_line() }
+    }
+
+    /// The indentation of the line holding `off`.
+    fn indent_at(&self, off: usize) -> usize {
+        let src = self.tree.src();
+        let line = &src[line_start(src, off)..];
+        let line = line.strip_prefix('\u{feff}').unwrap_or(line);
+        line.len() - line.trim_start_matches(' ').len()
+    }
+
     fn col(&self, off: usize) -> usize {
         let src = self.tree.src();
         let start = line_start(src, off);
@@ -634,8 +654,9 @@ impl<'t, 'a> Editor<'t, 'a> {
             ));
         }
         if self.in_flow(parent) {
-            // Inside a flow collection (only for hand-written files): one-line flow text.
-            let mut text = flow_text(value);
+            // Inside a flow collection (only for hand-written files): flow
+            // text in the collection's own format.
+            let mut text = FlowFormat::of(tree, parent).text(value, self.indent_at(start));
             if start == end && tree.kind(node) == Kind::Scalar {
                 // An implicit null (`{key}` or `{key:}`): give it its indicator.
                 let before = src[..start].trim_end_matches([' ', '\t', '\r', '\n']);
@@ -669,7 +690,10 @@ impl<'t, 'a> Editor<'t, 'a> {
                     && matches!(value, Value::Map(_) | Value::Seq(_));
                 let mut text = match self.flavor.profile() {
                     Some(p) => Emitter::after_key(p, value, key_col, self.col(after)),
-                    None if keep_flow => format!(" {}", flow_text(value)),
+                    None if keep_flow => format!(
+                        " {}",
+                        FlowFormat::of(tree, node).text(value, self.indent_at(key_start))
+                    ),
                     None => match self.flavor {
                         Flavor::Generic(bs) => bs.after_key(value, key_col),
                         _ => unreachable!(),
@@ -816,19 +840,20 @@ impl<'t, 'a> Editor<'t, 'a> {
             if self.is_sdk() || tree.count(map) == 0 {
                 return self.replace_node(map, &v);
             }
-            // Hand-written flow mapping: add `, key: value` after the last value.
-            let last = tree
-                .children(map)
-                .last()
-                .map(|c| self.node_end(c))
-                .unwrap_or(self.node_start(map) + 1);
-            let one = flow_text(&Value::Map(vec![(key.to_string(), value.clone())]));
-            // Only the outer braces: the value may end in its own.
-            let entry = one
-                .strip_prefix('{')
-                .and_then(|t| t.strip_suffix('}'))
-                .unwrap_or(&one);
-            let text = format!(", {entry}");
+            // Hand-written flow mapping: add `, key: value` after the last
+            // value, in the format of the entries already there.
+            let last_key = tree.entries(map).last().map(|(k, _)| k);
+            let (Some(last_key), Some(last)) = (last_key, tree.children(map).last()) else {
+                return self.replace_node(map, &v);
+            };
+            let last = self.node_end(last);
+            let fmt = self.flow_format_of(map);
+            let key_col = self.col(self.node_start(last_key));
+            let text = format!(
+                "{}{}",
+                fmt.separator(key_col),
+                fmt.entry(key, value, key_col)
+            );
             let col = self.col(last);
             self.splice(last, last, text, col);
             return Ok(());
@@ -1006,12 +1031,27 @@ impl<'t, 'a> Editor<'t, 'a> {
         let tree = self.tree;
         let src = tree.src();
         if tree.node(seq).style == Style::Flow {
-            // Hand-written flow sequence (SDK flavours re-render in reconcile).
-            let last = items.last().map(|&i| self.node_end(i));
-            let parts: Vec<String> = new.iter().map(flow_text).collect();
-            let (at, text) = match last {
-                Some(at) => (at, format!(", {}", parts.join(", "))),
-                None => (self.node_start(seq) + 1, parts.join(", ")),
+            // Hand-written flow sequence (SDK flavours re-render in reconcile),
+            // in the format of the items already there.
+            let (at, text) = match items.last() {
+                Some(&last) => {
+                    let fmt = self.flow_format_of(seq);
+                    let col = self.col(self.node_start(last));
+                    let mut text = String::new();
+                    for v in new {
+                        text.push_str(&fmt.separator(col));
+                        text.push_str(&fmt.text(v, col));
+                    }
+                    (self.node_end(last), text)
+                }
+                None => {
+                    let open = self.node_start(seq);
+                    let text = FlowFormat::of(tree, seq)
+                        .text(&Value::Seq(new.to_vec()), self.indent_at(open));
+                    // Inside the brackets that are there.
+                    let inner = text[1..text.len() - 1].to_string();
+                    (open + 1, inner)
+                }
             };
             let col = self.col(at);
             self.splice(at, at, text, col);

@@ -668,3 +668,49 @@ fn fn_policy_errors_are_located_in_the_resource_list() {
     );
     assert!(!msg.contains(" functionConfig:"), "{msg}");
 }
+
+/// A ResourceList sent as JSON (YAML's subset, which the KRM spec allows)
+/// comes back as JSON: items rewritten and results added in its format.
+#[test]
+fn fn_answers_a_json_resource_list_in_json() {
+    let tree = Tree::parse(RESOURCE_LIST).expect("parses");
+    let list = node_value(&tree, tree.documents[0].root.expect("doc")).to_json();
+    for input in [
+        serde_json::to_string(&list).expect("compact"),
+        serde_json::to_string_pretty(&list).expect("pretty"),
+    ] {
+        let out = run(
+            Sandbox::new().cmd(KFSCHED).arg("fn"),
+            Some(input.as_bytes()),
+        );
+        out.ok();
+        let got: serde_json::Value = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", out.stdout));
+        // The same ResourceList as YAML gives the same result.
+        let yaml = run(
+            Sandbox::new().cmd(KFSCHED).arg("fn"),
+            Some(RESOURCE_LIST.as_bytes()),
+        );
+        yaml.ok();
+        let yt = Tree::parse(&yaml.stdout).expect("parses");
+        let want = node_value(&yt, yt.documents[0].root.expect("doc")).to_json();
+        assert_eq!(got, want, "{}", out.stdout);
+        assert_eq!(
+            got["items"][0]["spec"]["template"]["spec"]["tolerations"][0]["key"],
+            "nvidia.com/gpu"
+        );
+        // Pretty-printed: every input line is still there, in order (the
+        // last entry of a mapping may gain a comma).
+        if input.contains('\n') {
+            let mut rest = out.stdout.lines();
+            for line in input.lines() {
+                let line = line.trim_end_matches(',');
+                assert!(
+                    rest.any(|l| l.trim_end_matches(',') == line),
+                    "line {line:?} lost\n{}",
+                    out.stdout
+                );
+            }
+        }
+    }
+}

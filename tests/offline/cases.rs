@@ -5,6 +5,8 @@
 
 use kfsched::policy::Policy;
 use kfsched::rewrite::process;
+use kfsched::yaml::value::node_value;
+use kfsched::yaml::{BlockStyle, Tree, Value};
 use similar::{ChangeTag, TextDiff};
 
 use crate::support::{hand_dirs, rel, show_diff};
@@ -35,6 +37,14 @@ const EDITS_LINES: &[(&str, &str)] = &[
         "flow-null-labels",
         "fills an implicit null inside a one-line flow map and adds an entry after it",
     ),
+    (
+        "json-kubectl-deployment",
+        "the last entry of the pod spec gains the `,` before the entries added after it",
+    ),
+    (
+        "json-server-pod",
+        "the last entry of the pod spec gains the `,` before the entries added after it",
+    ),
 ];
 
 /// Cases whose diff replaces existing lines, and why.
@@ -54,6 +64,14 @@ const REWRITES_LINES: &[(&str, &str)] = &[
     (
         "kfp-v2-replace-keyless-toleration",
         "strategy: replace rewrites the tolerations it replaces",
+    ),
+    (
+        "json-compact-cronjob",
+        "the document is one line of JSON: any edit changes that line",
+    ),
+    (
+        "json-dumps-job-empty-fields",
+        "the document is one line of JSON: any edit changes that line",
     ),
 ];
 
@@ -168,4 +186,51 @@ fn the_diff_only_inserts_scheduling_lines() {
             );
         }
     }
+}
+
+/// JSON inputs (`kubectl get -o json`, `json.dumps`, compact JSON) come out
+/// as JSON in their own layout, meaning what the same resource written as
+/// block YAML comes out as.
+#[test]
+fn json_inputs_stay_json_and_mean_what_their_yaml_does() {
+    let mut seen = 0;
+    for dir in hand_dirs() {
+        let input = std::fs::read_to_string(dir.join("input.yaml")).expect("input");
+        if !input.starts_with('{') {
+            continue;
+        }
+        seen += 1;
+        let name = rel(&dir);
+        let policy = Policy::load(&dir.join("policy.yaml")).expect("policy");
+        let expected = std::fs::read_to_string(dir.join("expected.yaml")).expect("expected");
+        let as_json: serde_json::Value = serde_json::from_str(&expected)
+            .unwrap_or_else(|e| panic!("{name}: expected.yaml is not JSON: {e}"));
+
+        // The same resource in block YAML, rewritten.
+        let value = |text: &str| {
+            let tree = Tree::parse(text).expect("parses");
+            node_value(&tree, tree.documents[0].root.expect("a document"))
+        };
+        let Value::Map(entries) = value(&input) else {
+            panic!("{name}: not a mapping");
+        };
+        let yaml: String = entries
+            .iter()
+            .map(|(k, v)| BlockStyle::default().entry(k, v, 0))
+            .collect();
+        assert!(
+            !yaml.starts_with('{'),
+            "{name}: block YAML expected:\n{yaml}"
+        );
+        let out = process("input.yaml", yaml.as_bytes(), &policy)
+            .expect("the YAML rewrites")
+            .output
+            .expect("the YAML changes");
+        assert_eq!(
+            as_json,
+            value(&out).to_json(),
+            "{name}: the JSON rewrite and the YAML rewrite differ"
+        );
+    }
+    assert!(seen >= 4, "{seen} JSON cases");
 }
