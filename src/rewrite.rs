@@ -413,6 +413,20 @@ pub(crate) fn plan(
             skipped: doc.skipped().to_vec(),
         };
         if comps.is_empty() {
+            if matches!(doc, Doc::Other(why) if why == format::PIPELINE_VERSION) {
+                let at = roots
+                    .get(index)
+                    .copied()
+                    .flatten()
+                    .map_or(0, |r| tree.node(r).start as usize);
+                warnings.push(diag_at(
+                    tree,
+                    file,
+                    at,
+                    "",
+                    format!("document {}: skipped: {}; compile the pipeline without kubernetes_manifest_format and rewrite that file", index + 1, format::PIPELINE_VERSION),
+                ));
+            }
             reports.push(report);
             continue;
         }

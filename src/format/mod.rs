@@ -137,6 +137,12 @@ pub fn detect(tree: &Tree) -> Result<Vec<Doc>, (NodeId, String)> {
 
 /// Detects what each of a sequence of root nodes is: the documents of a
 /// file, or the items of a KRM ResourceList.
+/// Why a KFP `PipelineVersion` manifest (kfp's `kubernetes_manifest_format`)
+/// is skipped: SPEC v1alpha1 leaves the format out, and since a stored
+/// version's spec is immutable, rewriting one needs a new version name too.
+/// `rewrite` warns about it rather than skipping it silently.
+pub const PIPELINE_VERSION: &str = "a KFP PipelineVersion manifest (kfp's kubernetes_manifest_format), which v1alpha1 does not rewrite";
+
 /// Detects the format of `roots`, the documents of `tree` from its first.
 pub fn detect_roots(tree: &Tree, roots: &[Option<NodeId>]) -> Result<Vec<Doc>, (NodeId, String)> {
     detect_roots_from(tree, roots, 0)
@@ -196,6 +202,10 @@ pub fn detect_roots_from(
                 Some(w) => docs.push(Doc::Workload(w)),
                 None => docs.push(Doc::Other(format!("{kind} without a pod template"))),
             }
+            continue;
+        }
+        if api.starts_with("pipelines.kubeflow.org/") && kind == "PipelineVersion" {
+            docs.push(Doc::Other(PIPELINE_VERSION.into()));
             continue;
         }
         let what = match (api.is_empty(), kind.is_empty()) {

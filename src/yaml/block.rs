@@ -545,18 +545,39 @@ mod tests {
             ("{a: b, c: [d, e]}", FlowFormat::YAML),
             (
                 "{\"a\":\"b\",\"c\":[1,2]}",
-                FlowFormat { json: true, colon_space: false, comma_space: false, step: None },
+                FlowFormat {
+                    json: true,
+                    colon_space: false,
+                    comma_space: false,
+                    step: None,
+                },
             ),
             (
                 "{\"a\": \"b\", \"c\": [1, 2]}",
-                FlowFormat { json: true, colon_space: true, comma_space: true, step: None },
+                FlowFormat {
+                    json: true,
+                    colon_space: true,
+                    comma_space: true,
+                    step: None,
+                },
             ),
             (
                 pretty,
-                FlowFormat { json: true, colon_space: true, comma_space: true, step: Some(4) },
+                FlowFormat {
+                    json: true,
+                    colon_space: true,
+                    comma_space: true,
+                    step: Some(4),
+                },
             ),
             // One plain key: YAML flow, whatever the others are.
-            ("{\"a\": 1, b: 2}", FlowFormat { json: false, ..FlowFormat::YAML }),
+            (
+                "{\"a\": 1, b: 2}",
+                FlowFormat {
+                    json: false,
+                    ..FlowFormat::YAML
+                },
+            ),
         ];
         for (src, want) in cases {
             assert_eq!(format_of(src), want, "{src}");
@@ -567,13 +588,29 @@ mod tests {
     fn flow_text_follows_its_format() {
         let v = Value::Map(vec![
             ("k".into(), Value::str("a\"b")),
-            ("l".into(), Value::Seq(vec![Value::Int(1), Value::Null, Value::Bool(true)])),
+            (
+                "l".into(),
+                Value::Seq(vec![Value::Int(1), Value::Null, Value::Bool(true)]),
+            ),
             ("e".into(), Value::Map(vec![])),
         ]);
-        let json = |step| FlowFormat { json: true, colon_space: true, comma_space: true, step };
-        assert_eq!(FlowFormat::YAML.text(&v, 0), "{k: a\"b, l: [1, null, true], e: {}}");
+        let json = |step| FlowFormat {
+            json: true,
+            colon_space: true,
+            comma_space: true,
+            step,
+        };
         assert_eq!(
-            FlowFormat { colon_space: false, comma_space: false, ..json(None) }.text(&v, 0),
+            FlowFormat::YAML.text(&v, 0),
+            "{k: a\"b, l: [1, null, true], e: {}}"
+        );
+        assert_eq!(
+            FlowFormat {
+                colon_space: false,
+                comma_space: false,
+                ..json(None)
+            }
+            .text(&v, 0),
             r#"{"k":"a\"b","l":[1,null,true],"e":{}}"#
         );
         assert_eq!(

@@ -15,6 +15,9 @@ Each module testdata/pipelines/v2/<case>.py (files starting with `_` are helpers
     JSON: bool                 -> optional: also write plain.json, the pipeline compiled to a
                                   .json path (deprecated, still supported), and check that
                                   the SDK refuses to compile the scheduled pipeline to JSON
+    MANIFEST: bool             -> optional: also write manifest.yaml, the pipeline compiled
+                                  with kubernetes_manifest_format=True (a Pipeline and a
+                                  PipelineVersion), which v1alpha1 skips with a warning
 
 plain.yaml is compile(pipeline(False)), expected.yaml is compile(pipeline(True)); both are
 written by `kfp.compiler.Compiler().compile` unchanged.  Derived variants only convert line
@@ -98,6 +101,25 @@ def check_json_refusal(func, tmp: Path):
     raise SystemExit("the SDK compiled a scheduled pipeline to JSON; kfsched's JSON refusal assumes it cannot")
 
 
+MANIFEST_NOTE = """
+manifest.yaml is the same pipeline compiled with `kubernetes_manifest_format=True`
+(`KubernetesManifestOptions(include_pipeline_manifest=True)`): a `Pipeline` and a
+`PipelineVersion` (pipelines.kubeflow.org/v2beta1) holding the IR. SPEC v1alpha1 does not
+rewrite that format; kfsched skips the PipelineVersion with a warning that says so.
+"""
+
+
+def compile_manifest(func, tmp: Path) -> bytes:
+    from kfp.compiler.compiler_utils import KubernetesManifestOptions
+    out = tmp / "manifest.yaml"
+    compiler.Compiler().compile(
+        func, str(out), kubernetes_manifest_format=True,
+        kubernetes_manifest_options=KubernetesManifestOptions(include_pipeline_manifest=True))
+    data = out.read_bytes()
+    out.unlink()
+    return data
+
+
 def write_case(out: Path, name: str, plain: bytes, expected: bytes, policy: str, notes: str):
     d = out / name
     d.mkdir(parents=True)
@@ -150,6 +172,12 @@ def main():
                     f.write(JSON_NOTE)
                 check_json_refusal(module.pipeline(True), tmp)
                 print(f"v2/{name}: plain.json {len(data)} B; the scheduled pipeline is refused as JSON")
+            if getattr(module, "MANIFEST", False):
+                data = compile_manifest(module.pipeline(False), tmp)
+                (out / name / "manifest.yaml").write_bytes(data)
+                with open(out / name / "notes.md", "a", encoding="utf-8") as f:
+                    f.write(MANIFEST_NOTE)
+                print(f"v2/{name}: manifest.yaml {len(data)} B")
             for kind in getattr(module, "VARIANTS", ()):
                 write_case(out, f"{name}_{kind}", derive(kind, plain), derive(kind, expected),
                            module.POLICY, variant_notes(kind, name, module.NOTES))

@@ -4,8 +4,9 @@
     python check_golden.py GOLDEN_DIR        (GOLDEN_DIR holds v1/ and v2/)
 
 For every case directory:
-1. it holds exactly plain.yaml, expected.yaml, policy.yaml, notes.md (and plain.json, the
-   same pipeline compiled to JSON, where the case asks for it);
+1. it holds exactly plain.yaml, expected.yaml, policy.yaml, notes.md (and plain.json and
+   manifest.yaml, the same pipeline compiled to JSON and to Kubernetes manifests, where
+   the case asks for them);
 2. policy.yaml passes (a subset of) SPEC §1 validation;
 3. a small reference model of SPEC §1-§3 (matching, merge, replace, pool shorthand, Argo
    seeding from workflow-level fields, KFP v2 platform-document shapes) applied to the
@@ -707,7 +708,7 @@ def load(path: Path):
 
 
 def check_case(sdk: str, case: Path):
-    files = {p.name for p in case.iterdir()} - {"plain.json"}
+    files = {p.name for p in case.iterdir()} - {"plain.json", "manifest.yaml"}
     if files != FILES:
         raise CheckError(f"files {sorted(files)}")
     policy = yaml.load(case.joinpath("policy.yaml").read_text(), Loader=Loader)

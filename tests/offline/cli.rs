@@ -780,3 +780,43 @@ fn explain_text_cuts_long_values_and_json_keeps_them() {
     assert!(out.contains(" characters)"), "{out}");
     assert!(out.lines().all(|l| l.len() < long), "{out}");
 }
+
+/// kfp's `kubernetes_manifest_format` output (a Pipeline and a
+/// PipelineVersion holding the IR, compiled by kfp 2.17.3) is outside SPEC
+/// v1alpha1: skipped with a warning that says so and what to do, not
+/// silently, and nothing is written.
+#[test]
+fn a_kfp_pipeline_version_manifest_is_skipped_with_a_warning() {
+    let g = root().join("testdata/golden/v2/reused_components");
+    let d = tempfile::tempdir().expect("tempdir");
+    for f in ["manifest.yaml", "policy.yaml"] {
+        std::fs::copy(g.join(f), d.path().join(f)).expect("copy");
+    }
+    let before = std::fs::read(d.path().join("manifest.yaml")).expect("read");
+    let warning = "warning: manifest.yaml:9:1: document 2: skipped: a KFP PipelineVersion manifest (kfp's kubernetes_manifest_format), which v1alpha1 does not rewrite; compile the pipeline without kubernetes_manifest_format and rewrite that file\n";
+    let r = run_in(
+        d.path(),
+        &["rewrite", "-i", "-p", "policy.yaml", "manifest.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (0, warning));
+    assert_eq!(
+        std::fs::read(d.path().join("manifest.yaml")).expect("read"),
+        before
+    );
+    let r = run_in(
+        d.path(),
+        &["explain", "-v", "-p", "policy.yaml", "manifest.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        out.contains(
+            "  document 1: skipped: not a pipeline (pipelines.kubeflow.org/v2beta1 Pipeline)\n"
+        ) && out.contains("  document 2: skipped: a KFP PipelineVersion manifest"),
+        "{out}"
+    );
+}

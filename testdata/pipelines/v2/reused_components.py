@@ -155,3 +155,5 @@ executors in sorted order; `podMetadata` next to `nodeSelector` / `tolerations`.
 VARIANTS = ("crlf", "bom")
 
 JSON = True
+
+MANIFEST = True
