@@ -269,6 +269,9 @@ pub struct FlowFormat {
     /// more than the line their opening bracket is on (`json.MarshalIndent`,
     /// `json.dumps(indent=2)`); `None`: everything on one line.
     pub step: Option<usize>,
+    /// Indented with tabs rather than spaces (Go's `json.MarshalIndent(v,
+    /// "", "\t")`); `step` then counts tabs.
+    pub tabs: bool,
 }
 
 impl FlowFormat {
@@ -278,6 +281,7 @@ impl FlowFormat {
         colon_space: true,
         comma_space: true,
         step: None,
+        tabs: false,
     };
 
     /// The format of the flow collections around `node`, read from the
@@ -297,6 +301,7 @@ impl FlowFormat {
         let mut colon_space = None;
         let mut comma_space = None;
         let mut step = None;
+        let mut tabs = false;
         let between = |a: NodeId, b: NodeId| {
             let (a, b) = (tree.node(a).end as usize, tree.node(b).start as usize);
             src.get(a..b).unwrap_or("")
@@ -334,11 +339,11 @@ impl FlowFormat {
                     let open = n.start as usize;
                     let at = tree.node(first).start as usize;
                     if src[open..at].contains('\n') {
-                        let indent = |off: usize| {
-                            let ls = src[..off].rfind('\n').map_or(0, |p| p + 1);
-                            src[ls..].len() - src[ls..].trim_start_matches(' ').len()
-                        };
-                        step = indent(at).checked_sub(indent(open)).filter(|&s| s > 0);
+                        let line = |off: usize| &src[src[..off].rfind('\n').map_or(0, |p| p + 1)..];
+                        tabs = line(at).starts_with('\t');
+                        step = indentation(line(at))
+                            .checked_sub(indentation(line(open)))
+                            .filter(|&s| s > 0);
                     }
                 }
             }
@@ -348,6 +353,7 @@ impl FlowFormat {
             colon_space: colon_space.unwrap_or(true),
             comma_space: comma_space.unwrap_or(true),
             step,
+            tabs,
         }
     }
 
@@ -357,8 +363,19 @@ impl FlowFormat {
         FlowFormat { step: None, ..self }
     }
 
+    fn pad(self, out: &mut String, n: usize) {
+        let c = if self.tabs { '\t' } else { ' ' };
+        out.extend(std::iter::repeat_n(c, n));
+    }
+
     fn colon(self) -> &'static str {
-        if self.colon_space { ": " } else { ":" }
+        // `key:value` is one plain scalar in YAML: only a quoted (JSON)
+        // key may be followed by its `:` and the value without a space.
+        if self.colon_space || !self.json {
+            ": "
+        } else {
+            ":"
+        }
     }
 
     fn comma(self) -> &'static str {
@@ -408,11 +425,11 @@ impl FlowFormat {
             Some(_) => {
                 for (i, p) in parts.iter().enumerate() {
                     out.push_str(if i == 0 { "\n" } else { ",\n" });
-                    pad(&mut out, inner);
+                    self.pad(&mut out, inner);
                     out.push_str(p);
                 }
                 out.push('\n');
-                pad(&mut out, col);
+                self.pad(&mut out, col);
             }
             None => out.push_str(&parts.join(self.comma())),
         }
@@ -426,12 +443,19 @@ impl FlowFormat {
         match self.step {
             Some(_) => {
                 let mut s = ",\n".to_string();
-                pad(&mut s, col);
+                self.pad(&mut s, col);
                 s
             }
             None => self.comma().to_string(),
         }
     }
+}
+
+/// The width of a line's indentation: its leading spaces or tabs (a tab
+/// counts as one, as columns do).
+pub fn indentation(line: &str) -> usize {
+    let line = line.strip_prefix('\u{feff}').unwrap_or(line);
+    line.len() - line.trim_start_matches([' ', '\t']).len()
 }
 
 /// A JSON string (also a YAML double-quoted scalar).
@@ -550,6 +574,7 @@ mod tests {
                     colon_space: false,
                     comma_space: false,
                     step: None,
+                    tabs: false,
                 },
             ),
             (
@@ -559,6 +584,7 @@ mod tests {
                     colon_space: true,
                     comma_space: true,
                     step: None,
+                    tabs: false,
                 },
             ),
             (
@@ -568,6 +594,17 @@ mod tests {
                     colon_space: true,
                     comma_space: true,
                     step: Some(4),
+                    tabs: false,
+                },
+            ),
+            (
+                "{\n\t\"a\": [\n\t\t1\n\t]\n}",
+                FlowFormat {
+                    json: true,
+                    colon_space: true,
+                    comma_space: true,
+                    step: Some(1),
+                    tabs: true,
                 },
             ),
             // One plain key: YAML flow, whatever the others are.
@@ -599,6 +636,7 @@ mod tests {
             colon_space: true,
             comma_space: true,
             step,
+            tabs: false,
         };
         assert_eq!(
             FlowFormat::YAML.text(&v, 0),
@@ -618,6 +656,14 @@ mod tests {
             "{\n      \"k\": \"a\\\"b\",\n      \"l\": [\n        1,\n        null,\n        true\n      ],\n      \"e\": {}\n    }"
         );
         assert_eq!(json(Some(2)).separator(4), ",\n    ");
+        let tabs = FlowFormat {
+            tabs: true,
+            ..json(Some(1))
+        };
+        assert_eq!(
+            tabs.text(&Value::Seq(vec![Value::Int(1)]), 2),
+            "[\n\t\t\t1\n\t\t]"
+        );
     }
 
     #[test]

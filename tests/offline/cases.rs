@@ -45,6 +45,10 @@ const EDITS_LINES: &[(&str, &str)] = &[
         "json-server-pod",
         "the last entry of the pod spec gains the `,` before the entries added after it",
     ),
+    (
+        "json-tabs-statefulset",
+        "fills the empty `{}` nodeSelector and gives the pod spec's last entry its `,`",
+    ),
 ];
 
 /// Cases whose diff replaces existing lines, and why.
@@ -232,5 +236,5 @@ fn json_inputs_stay_json_and_mean_what_their_yaml_does() {
             "{name}: the JSON rewrite and the YAML rewrite differ"
         );
     }
-    assert!(seen >= 4, "{seen} JSON cases");
+    assert!(seen >= 5, "{seen} JSON cases");
 }
