@@ -290,10 +290,7 @@ impl<'a> Tree<'a> {
                     if e.info().contains("escape") || e.info().contains("hexdecimal") {
                         if let Some(at) = super::quick::bad_escape(&full[offset..]) {
                             offset += at;
-                            let esc: String = full[offset..].chars().take(2).collect();
-                            message = format!(
-                                "invalid escape sequence `{esc}` in a double-quoted string (write `\\\\` for a backslash)"
-                            );
+                            message = escape_message(&full[offset..]);
                         }
                     }
                     let (line, col) = line_col(full, offset);
@@ -864,6 +861,43 @@ fn opens_flow(span: &str) -> bool {
             return rest.starts_with(['{', '[']);
         }
     }
+}
+
+/// The message for an invalid escape at the start of `at`: a UTF-16
+/// surrogate (`\ud83d`, as JSON encoders write characters beyond the Basic
+/// Multilingual Plane) is valid JSON but not YAML, which escapes such a
+/// character as one `\U0001F600`.
+fn escape_message(at: &str) -> String {
+    let hex = |s: &str| {
+        s.get(2..6)
+            .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+    };
+    if at.starts_with("\\u") {
+        if let Some(hi @ 0xD800..=0xDBFF) = hex(at) {
+            let lo = at
+                .get(6..)
+                .and_then(hex)
+                .filter(|lo| (0xDC00..=0xDFFF).contains(lo));
+            if let Some(lo) = lo {
+                let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                return format!(
+                    "the JSON surrogate pair `{}` is not valid YAML, which kfsched reads JSON as: write the character itself or `\\U{c:08X}`",
+                    &at[..12]
+                );
+            }
+        }
+        if let Some(0xD800..=0xDFFF) = hex(at) {
+            return format!(
+                "`{}` is a UTF-16 surrogate, not a character: YAML (which kfsched reads JSON as) does not allow it; write the character itself or its `\\UXXXXXXXX` escape",
+                &at[..6]
+            );
+        }
+    }
+    let esc: String = at.chars().take(2).collect();
+    format!(
+        "invalid escape sequence `{esc}` in a double-quoted string (write `\\\\` for a backslash)"
+    )
 }
 
 fn describe_scan_error(src: &str, offset: usize, info: &str) -> String {
