@@ -369,9 +369,7 @@ impl<'t, 'a> Editor<'t, 'a> {
     /// The indentation of the line holding `off`.
     fn indent_at(&self, off: usize) -> usize {
         let src = self.tree.src();
-        let line = &src[line_start(src, off)..];
-        let line = line.strip_prefix('\u{feff}').unwrap_or(line);
-        line.len() - line.trim_start_matches(' ').len()
+        super::block::indentation(&src[line_start(src, off)..])
     }
 
     fn col(&self, off: usize) -> usize {
@@ -770,7 +768,18 @@ impl<'t, 'a> Editor<'t, 'a> {
             *text = format!(" {}", flow_text(value));
             return end;
         }
-        self.blanks_after(end)
+        let end = self.blanks_after(end);
+        // The block scalar ends with its own line break; the one that ended
+        // the old value's line stays, so drop the scalar's (kept, it would
+        // add an empty line to the file, and to the value under `|+`).
+        let src = self.tree.src();
+        if text.ends_with('\n') && src[end..].starts_with(['\n', '\r']) {
+            text.pop();
+            if text.ends_with('\r') {
+                text.pop();
+            }
+        }
+        end
     }
 
     /// `end` moved past the spaces and tabs that end its line (unchanged
@@ -1581,5 +1590,42 @@ mod tests {
             .unwrap_err();
         assert!(err.message.contains("defines a YAML anchor"), "{err}");
         assert_eq!(err.path, "templates[0].tolerations");
+    }
+}
+#[cfg(test)]
+mod block_scalar_tests {
+    use super::*;
+
+    fn replace_a(src: &str, value: &str) -> String {
+        let t = Tree::parse(src).unwrap();
+        let node = t.get_value(t.documents[0].root.unwrap(), "a").unwrap();
+        let mut e = Editor::new(&t, Flavor::KfpV1);
+        e.apply(Edit::Reconcile {
+            node,
+            desired: Value::str(value),
+            placement: Placement::AsDesired,
+        })
+        .unwrap();
+        e.finish().unwrap()
+    }
+
+    /// A value replaced by a block scalar keeps the line break that ended
+    /// the old value's line instead of adding the scalar's own: no empty
+    /// line appears, and a `|+` scalar keeps exactly its trailing breaks.
+    #[test]
+    fn a_block_scalar_replacing_a_value_adds_no_line_break() {
+        for (value, want) in [
+            ("i 1>,\n\n\n\n", "a: |+\n  i 1>,\n\n\n\ns: 1\n"),
+            ("one\ntwo\n", "a: |\n  one\n  two\ns: 1\n"),
+            ("one\ntwo", "a: |-\n  one\n  two\ns: 1\n"),
+        ] {
+            let out = replace_a("a: x\ns: 1\n", value);
+            assert_eq!(out, want);
+            let t = Tree::parse(&out).unwrap();
+            let a = t.get_value(t.documents[0].root.unwrap(), "a").unwrap();
+            assert_eq!(node_value(&t, a), Value::str(value));
+        }
+        let crlf = replace_a("a: x\r\ns: 1\r\n", "one\ntwo\n");
+        assert_eq!(crlf, "a: |\r\n  one\r\n  two\r\ns: 1\r\n");
     }
 }
