@@ -413,7 +413,16 @@ pub(crate) fn plan(
             skipped: doc.skipped().to_vec(),
         };
         if comps.is_empty() {
-            if matches!(doc, Doc::Other(why) if why == format::PIPELINE_VERSION) {
+            let fix = match doc {
+                Doc::Other(why) if why == format::PIPELINE_VERSION => Some(
+                    "compile the pipeline without kubernetes_manifest_format and rewrite that file",
+                ),
+                Doc::Other(why) if why == format::LIST => Some(
+                    "write the objects as separate documents (`kubectl get ... -o yaml` of one object each, or split the items with `---`) and rewrite those",
+                ),
+                _ => None,
+            };
+            if let Some(fix) = fix {
                 let at = roots
                     .get(index)
                     .copied()
@@ -424,7 +433,11 @@ pub(crate) fn plan(
                     file,
                     at,
                     "",
-                    format!("document {}: skipped: {}; compile the pipeline without kubernetes_manifest_format and rewrite that file", index + 1, format::PIPELINE_VERSION),
+                    format!(
+                        "document {}: skipped: {}; {fix}",
+                        index + 1,
+                        report.skipped_because.as_deref().unwrap_or("")
+                    ),
                 ));
             }
             reports.push(report);

@@ -143,6 +143,28 @@ pub fn detect(tree: &Tree) -> Result<Vec<Doc>, (NodeId, String)> {
 /// `rewrite` warns about it rather than skipping it silently.
 pub const PIPELINE_VERSION: &str = "a KFP PipelineVersion manifest (kfp's kubernetes_manifest_format), which v1alpha1 does not rewrite";
 
+/// Why a `v1 List` that holds workloads or workflows (`kubectl get -o yaml`
+/// of several objects) is skipped: its items are not documents, and
+/// v1alpha1 reads documents. `rewrite` warns rather than skipping silently.
+pub const LIST: &str = "a v1 List (as `kubectl get -o yaml|json` writes several objects), whose items kfsched does not rewrite";
+
+/// Whether a `v1 List`'s items include a kind kfsched would rewrite.
+fn list_holds_workloads(tree: &Tree, root: NodeId) -> bool {
+    let Some(items) = tree
+        .get_value(root, "items")
+        .filter(|&i| tree.kind(i) == Kind::Seq)
+    else {
+        return false;
+    };
+    tree.items(items).any(|item| {
+        let kind = tree
+            .get_value(item, "kind")
+            .and_then(|v| tree.str_value(v))
+            .unwrap_or("");
+        workload::KINDS.contains(&kind) || argo::KINDS.contains(&kind)
+    })
+}
+
 /// Detects the format of `roots`, the documents of `tree` from its first.
 pub fn detect_roots(tree: &Tree, roots: &[Option<NodeId>]) -> Result<Vec<Doc>, (NodeId, String)> {
     detect_roots_from(tree, roots, 0)
@@ -206,6 +228,10 @@ pub fn detect_roots_from(
         }
         if api.starts_with("pipelines.kubeflow.org/") && kind == "PipelineVersion" {
             docs.push(Doc::Other(PIPELINE_VERSION.into()));
+            continue;
+        }
+        if api == "v1" && kind == "List" && list_holds_workloads(tree, root) {
+            docs.push(Doc::Other(LIST.into()));
             continue;
         }
         let what = match (api.is_empty(), kind.is_empty()) {

@@ -820,3 +820,45 @@ fn a_kfp_pipeline_version_manifest_is_skipped_with_a_warning() {
         "{out}"
     );
 }
+
+/// `kubectl get -o yaml` of several objects is a `v1 List`; its items are
+/// not documents, so kfsched skips it, with a warning when it holds
+/// something kfsched would rewrite (real kubectl output), and silently when
+/// it holds nothing of the kind.
+#[test]
+fn a_v1_list_of_workloads_is_skipped_with_a_warning() {
+    let list =
+        std::fs::read_to_string(root().join("testdata/skipped/kubectl-get-deployments.yaml"))
+            .expect("fixture");
+    let policy = std::fs::read_to_string(root().join("examples/.kfsched.yaml")).expect("policy");
+    let d = dir_with(&[
+        ("list.yaml", &list),
+        ("policy.yaml", &policy),
+        (
+            "configmaps.yaml",
+            "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n",
+        ),
+    ]);
+    let r = run_in(
+        d.path(),
+        &[
+            "rewrite",
+            "-i",
+            "-p",
+            "policy.yaml",
+            "list.yaml",
+            "configmaps.yaml",
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "warning: list.yaml:1:1: document 1: skipped: a v1 List (as `kubectl get -o yaml|json` writes several objects), whose items kfsched does not rewrite; write the objects as separate documents (`kubectl get ... -o yaml` of one object each, or split the items with `---`) and rewrite those\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("list.yaml")).expect("read"),
+        list
+    );
+}
