@@ -226,7 +226,7 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
                     let merge_keys: Vec<NodeId> =
                         tree.merge_keys().into_iter().map(|(_, k)| k).collect();
                     for (doc, &item) in docs.iter().zip(&items) {
-                        if matches!(doc, Doc::Other(_)) {
+                        if matches!(doc, Doc::Other(_) | Doc::Unsupported { .. }) {
                             continue;
                         }
                         for &k in merge_keys.iter().filter(|&&k| tree.contains(item, k)) {

@@ -14,7 +14,7 @@ use crate::policy::Policy;
 use crate::sched::Changed;
 use crate::yaml::edit::{Editor, Flavor};
 use crate::yaml::skim::{self, Projection};
-use crate::yaml::tree::{Kind, NodeId, Tree, check_syntax};
+use crate::yaml::tree::{Kind, NodeId, Style, Tree, check_syntax};
 use crate::yaml::value::Value;
 
 /// What `explain` shows about one component.
@@ -131,7 +131,7 @@ fn diag_at(tree: &Tree, file: &str, offset: usize, path: &str, message: String) 
 fn is_json_file(tree: &Tree, root: NodeId, file: &str) -> bool {
     let n = tree.node(root);
     n.kind == Kind::Map
-        && n.style == crate::yaml::tree::Style::Flow
+        && n.style == Style::Flow
         && !(file.ends_with(".yaml") || file.ends_with(".yml"))
 }
 
@@ -320,7 +320,12 @@ fn process_parsed(
     let merges: Vec<Diagnostic> = tree
         .merge_keys()
         .into_iter()
-        .filter(|&(i, _)| !matches!(docs.get(i + skimmed_docs), None | Some(Doc::Other(_))))
+        .filter(|&(i, _)| {
+            !matches!(
+                docs.get(i + skimmed_docs),
+                None | Some(Doc::Other(_) | Doc::Unsupported { .. })
+            )
+        })
         .map(|(_, k)| merge_key_error(&tree, file, k))
         .collect();
     if !merges.is_empty() {
@@ -407,22 +412,14 @@ pub(crate) fn plan(
             format: doc.format_name(),
             skipped_because: match doc {
                 Doc::Other(why) => Some(why.clone()),
+                Doc::Unsupported { why, .. } => Some(why.to_string()),
                 _ => None,
             },
             components: Vec::with_capacity(comps.len()),
             skipped: doc.skipped().to_vec(),
         };
         if comps.is_empty() {
-            let fix = match doc {
-                Doc::Other(why) if why == format::PIPELINE_VERSION => Some(
-                    "compile the pipeline without kubernetes_manifest_format and rewrite that file",
-                ),
-                Doc::Other(why) if why == format::LIST => Some(
-                    "write the objects as separate documents (`kubectl get ... -o yaml` of one object each, or split the items with `---`) and rewrite those",
-                ),
-                _ => None,
-            };
-            if let Some(fix) = fix {
+            if let Doc::Unsupported { why, fix } = doc {
                 let at = roots
                     .get(index)
                     .copied()
@@ -433,11 +430,7 @@ pub(crate) fn plan(
                     file,
                     at,
                     "",
-                    format!(
-                        "document {}: skipped: {}; {fix}",
-                        index + 1,
-                        report.skipped_because.as_deref().unwrap_or("")
-                    ),
+                    format!("document {}: skipped: {why}; {fix}", index + 1),
                 ));
             }
             reports.push(report);

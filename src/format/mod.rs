@@ -55,6 +55,12 @@ pub enum Doc {
     KfpV2Platform,
     /// Not a pipeline: skipped.
     Other(String),
+    /// A format v1alpha1 does not rewrite though it holds what a rule could
+    /// select: skipped with a warning that gives `why` and the `fix`.
+    Unsupported {
+        why: &'static str,
+        fix: &'static str,
+    },
 }
 
 impl Doc {
@@ -65,7 +71,7 @@ impl Doc {
             Doc::Argo(_) => "Argo",
             Doc::Workload(_) => "workload",
             Doc::KfpV2Platform => "KFP v2 platform spec",
-            Doc::Other(_) => "other",
+            Doc::Other(_) | Doc::Unsupported { .. } => "other",
         }
     }
 
@@ -137,16 +143,21 @@ pub fn detect(tree: &Tree) -> Result<Vec<Doc>, (NodeId, String)> {
 
 /// Detects what each of a sequence of root nodes is: the documents of a
 /// file, or the items of a KRM ResourceList.
-/// Why a KFP `PipelineVersion` manifest (kfp's `kubernetes_manifest_format`)
-/// is skipped: SPEC v1alpha1 leaves the format out, and since a stored
-/// version's spec is immutable, rewriting one needs a new version name too.
-/// `rewrite` warns about it rather than skipping it silently.
-pub const PIPELINE_VERSION: &str = "a KFP PipelineVersion manifest (kfp's kubernetes_manifest_format), which v1alpha1 does not rewrite";
+/// A KFP `PipelineVersion` manifest (kfp's `kubernetes_manifest_format`):
+/// SPEC v1alpha1 leaves the format out, and since a stored version's spec is
+/// immutable, rewriting one needs a new version name too.
+const PIPELINE_VERSION: Doc = Doc::Unsupported {
+    why: "a KFP PipelineVersion manifest (kfp's kubernetes_manifest_format), which v1alpha1 does not rewrite",
+    fix: "compile the pipeline without kubernetes_manifest_format and rewrite that file",
+};
 
-/// Why a `v1 List` that holds workloads or workflows (`kubectl get -o yaml`
-/// of several objects) is skipped: its items are not documents, and
-/// v1alpha1 reads documents. `rewrite` warns rather than skipping silently.
-pub const LIST: &str = "a v1 List (as `kubectl get -o yaml|json` writes several objects), whose items kfsched does not rewrite";
+/// A `v1 List` that holds workloads or workflows (`kubectl get -o yaml` of
+/// several objects): its items are not documents, and v1alpha1 reads
+/// documents.
+const LIST: Doc = Doc::Unsupported {
+    why: "a v1 List (as `kubectl get -o yaml|json` writes several objects), whose items kfsched does not rewrite",
+    fix: "write the objects as separate documents (`kubectl get ... -o yaml` of one object each, or split the items with `---`) and rewrite those",
+};
 
 /// Whether a `v1 List`'s items include a kind kfsched would rewrite.
 fn list_holds_workloads(tree: &Tree, root: NodeId) -> bool {
@@ -227,11 +238,11 @@ pub fn detect_roots_from(
             continue;
         }
         if api.starts_with("pipelines.kubeflow.org/") && kind == "PipelineVersion" {
-            docs.push(Doc::Other(PIPELINE_VERSION.into()));
+            docs.push(PIPELINE_VERSION);
             continue;
         }
         if api == "v1" && kind == "List" && list_holds_workloads(tree, root) {
-            docs.push(Doc::Other(LIST.into()));
+            docs.push(LIST);
             continue;
         }
         let what = match (api.is_empty(), kind.is_empty()) {
