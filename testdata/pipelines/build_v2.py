@@ -32,6 +32,7 @@ from pathlib import Path
 
 import kfp
 from kfp import compiler
+from kfp.compiler.compiler_utils import KubernetesManifestOptions
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "v2"
@@ -56,12 +57,15 @@ def load_cases():
     return cases
 
 
-def compile_text(func, tmp: Path) -> bytes:
-    out = tmp / "pipeline.yaml"
+def compile_text(func, tmp: Path, name: str = "pipeline.yaml", **options) -> bytes:
+    """The SDK's bytes for `func` compiled to `tmp/name` (the extension picks YAML or
+    JSON) with compiler `options`."""
+    out = tmp / name
     with warnings.catch_warnings():
-        # dsl.Condition is deprecated in favour of dsl.If; the fixtures use both on purpose.
+        # dsl.Condition is deprecated in favour of dsl.If (the fixtures use both on
+        # purpose), and so is compiling to JSON (which plain.json is about).
         warnings.simplefilter("ignore", DeprecationWarning)
-        compiler.Compiler().compile(func, str(out))
+        compiler.Compiler().compile(func, str(out), **options)
     data = out.read_bytes()
     out.unlink()
     return data
@@ -78,21 +82,10 @@ pipeline to JSON ("{JSON_REFUSAL}"; build_v2.py checks that it still does), and
 """
 
 
-def compile_json(func, tmp: Path) -> bytes:
-    out = tmp / "pipeline.json"
-    with warnings.catch_warnings():
-        # "Compiling to JSON is deprecated": the fixture is about exactly that.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        compiler.Compiler().compile(func, str(out))
-    data = out.read_bytes()
-    out.unlink()
-    return data
-
-
 def check_json_refusal(func, tmp: Path):
     """The SDK cannot write scheduling (a platform spec) into a JSON file."""
     try:
-        compile_json(func, tmp)
+        compile_text(func, tmp, "pipeline.json")
     except ValueError as e:
         if JSON_REFUSAL not in str(e):
             raise
@@ -107,17 +100,6 @@ manifest.yaml is the same pipeline compiled with `kubernetes_manifest_format=Tru
 `PipelineVersion` (pipelines.kubeflow.org/v2beta1) holding the IR. SPEC v1alpha1 does not
 rewrite that format; kfsched skips the PipelineVersion with a warning that says so.
 """
-
-
-def compile_manifest(func, tmp: Path) -> bytes:
-    from kfp.compiler.compiler_utils import KubernetesManifestOptions
-    out = tmp / "manifest.yaml"
-    compiler.Compiler().compile(
-        func, str(out), kubernetes_manifest_format=True,
-        kubernetes_manifest_options=KubernetesManifestOptions(include_pipeline_manifest=True))
-    data = out.read_bytes()
-    out.unlink()
-    return data
 
 
 def write_case(out: Path, name: str, plain: bytes, expected: bytes, policy: str, notes: str):
@@ -166,14 +148,17 @@ def main():
             write_case(out, name, plain, expected, module.POLICY, module.NOTES)
             print(f"v2/{name}: plain {len(plain)} B, expected {len(expected)} B")
             if getattr(module, "JSON", False):
-                data = compile_json(module.pipeline(False), tmp)
+                data = compile_text(module.pipeline(False), tmp, "pipeline.json")
                 (out / name / "plain.json").write_bytes(data)
                 with open(out / name / "notes.md", "a", encoding="utf-8") as f:
                     f.write(JSON_NOTE)
                 check_json_refusal(module.pipeline(True), tmp)
                 print(f"v2/{name}: plain.json {len(data)} B; the scheduled pipeline is refused as JSON")
             if getattr(module, "MANIFEST", False):
-                data = compile_manifest(module.pipeline(False), tmp)
+                data = compile_text(
+                    module.pipeline(False), tmp, "manifest.yaml", kubernetes_manifest_format=True,
+                    kubernetes_manifest_options=KubernetesManifestOptions(
+                        include_pipeline_manifest=True))
                 (out / name / "manifest.yaml").write_bytes(data)
                 with open(out / name / "notes.md", "a", encoding="utf-8") as f:
                     f.write(MANIFEST_NOTE)
