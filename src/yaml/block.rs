@@ -312,39 +312,36 @@ impl FlowFormat {
             if n.style != Style::Flow {
                 continue;
             }
-            let children: Vec<NodeId> = tree.children(id).collect();
-            if n.kind == Kind::Map {
-                for pair in children.chunks(2) {
+            let is_map = n.kind == Kind::Map;
+            if is_map {
+                for (k, v) in tree.entries(id) {
                     keys += 1;
-                    quoted += usize::from(tree.node(pair[0]).style == Style::DoubleQuoted);
-                    if let (None, [k, v]) = (colon_space, pair) {
-                        let t = between(*k, *v);
-                        if t.contains(':') {
-                            colon_space = Some(t.ends_with([' ', '\n']) || t.contains(": "));
-                        }
+                    quoted += usize::from(tree.node(k).style == Style::DoubleQuoted);
+                    let t = between(k, v);
+                    if colon_space.is_none() && t.contains(':') {
+                        // Whether the value is written right after the colon.
+                        colon_space = Some(!t.ends_with(':'));
                     }
                 }
             }
-            // Consecutive entries: items of a sequence, values and the next
-            // keys of a mapping.
-            let stride = if n.kind == Kind::Map { 2 } else { 1 };
-            if comma_space.is_none() && children.len() > stride {
-                let t = between(children[stride - 1], children[stride]);
+            // Two consecutive entries: items of a sequence, or a value and
+            // the next key of a mapping.
+            let mut pair = tree.children(id).skip(usize::from(is_map));
+            if let (None, Some(a), Some(b)) = (comma_space, pair.next(), pair.next()) {
+                let t = between(a, b);
                 if !t.contains('\n') {
                     comma_space = Some(t.contains(", "));
                 }
             }
-            if step.is_none() {
-                if let Some(&first) = children.first() {
-                    let open = n.start as usize;
-                    let at = tree.node(first).start as usize;
-                    if src[open..at].contains('\n') {
-                        let line = |off: usize| &src[src[..off].rfind('\n').map_or(0, |p| p + 1)..];
-                        tabs = line(at).starts_with('\t');
-                        step = indentation(line(at))
-                            .checked_sub(indentation(line(open)))
-                            .filter(|&s| s > 0);
-                    }
+            if let (None, Some(first)) = (step, tree.children(id).next()) {
+                let open = n.start as usize;
+                let at = tree.node(first).start as usize;
+                if src[open..at].contains('\n') {
+                    let line = |off: usize| &src[src[..off].rfind('\n').map_or(0, |p| p + 1)..];
+                    tabs = line(at).starts_with('\t');
+                    step = indentation(line(at))
+                        .checked_sub(indentation(line(open)))
+                        .filter(|&s| s > 0);
                 }
             }
         }
