@@ -1591,22 +1591,19 @@ mod tests {
         assert!(err.message.contains("defines a YAML anchor"), "{err}");
         assert_eq!(err.path, "templates[0].tolerations");
     }
-}
-#[cfg(test)]
-mod block_scalar_tests {
-    use super::*;
 
     fn replace_a(src: &str, value: &str) -> String {
-        let t = Tree::parse(src).unwrap();
-        let node = t.get_value(t.documents[0].root.unwrap(), "a").unwrap();
-        let mut e = Editor::new(&t, Flavor::KfpV1);
-        e.apply(Edit::Reconcile {
-            node,
-            desired: Value::str(value),
-            placement: Placement::AsDesired,
-        })
-        .unwrap();
-        e.finish().unwrap()
+        run(
+            src,
+            |_| Flavor::KfpV1,
+            |t| {
+                vec![Edit::Reconcile {
+                    node: t.get_value(t.documents[0].root.unwrap(), "a").unwrap(),
+                    desired: Value::str(value),
+                    placement: Placement::AsDesired,
+                }]
+            },
+        )
     }
 
     /// A value replaced by a block scalar keeps the line break that ended

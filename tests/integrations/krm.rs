@@ -675,6 +675,14 @@ fn fn_policy_errors_are_located_in_the_resource_list() {
 fn fn_answers_a_json_resource_list_in_json() {
     let tree = Tree::parse(RESOURCE_LIST).expect("parses");
     let list = node_value(&tree, tree.documents[0].root.expect("doc")).to_json();
+    // The same ResourceList as YAML gives the reference result.
+    let yaml = run(
+        Sandbox::new().cmd(KFSCHED).arg("fn"),
+        Some(RESOURCE_LIST.as_bytes()),
+    );
+    yaml.ok();
+    let yt = Tree::parse(&yaml.stdout).expect("parses");
+    let want = node_value(&yt, yt.documents[0].root.expect("doc")).to_json();
     for input in [
         serde_json::to_string(&list).expect("compact"),
         serde_json::to_string_pretty(&list).expect("pretty"),
@@ -686,14 +694,6 @@ fn fn_answers_a_json_resource_list_in_json() {
         out.ok();
         let got: serde_json::Value = serde_json::from_str(&out.stdout)
             .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", out.stdout));
-        // The same ResourceList as YAML gives the same result.
-        let yaml = run(
-            Sandbox::new().cmd(KFSCHED).arg("fn"),
-            Some(RESOURCE_LIST.as_bytes()),
-        );
-        yaml.ok();
-        let yt = Tree::parse(&yaml.stdout).expect("parses");
-        let want = node_value(&yt, yt.documents[0].root.expect("doc")).to_json();
         assert_eq!(got, want, "{}", out.stdout);
         assert_eq!(
             got["items"][0]["spec"]["template"]["spec"]["tolerations"][0]["key"],

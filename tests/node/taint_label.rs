@@ -2,11 +2,16 @@
 //! server: every syntax form, `--overwrite`, absent keys, `-l`, `--all`,
 //! and dry runs that change nothing (the resourceVersion stays put).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
+
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, DeleteParams};
 
 use super::cluster::{
-    cluster, create_nodes, delete_nodes, exclusive, get_node, labels, rt, shared, taints, unique,
-    unschedulable,
+    BIN, cluster, create_named_nodes, create_nodes, delete_nodes, exclusive, get_node, labels, rt,
+    shared, taints, unique, unschedulable,
 };
 
 fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -434,15 +439,6 @@ fn dry_runs_change_nothing() {
 #[test]
 #[ignore = "needs the control plane: scripts/test.sh starts it"]
 fn nodes_deleted_mid_run_are_skipped_on_selector_runs() {
-    use std::collections::BTreeSet;
-    use std::io::{BufRead, BufReader, Read};
-    use std::process::{Command, Stdio};
-
-    use k8s_openapi::api::core::v1::Node;
-    use kube::api::{Api, DeleteParams};
-
-    use super::cluster::{BIN, create_named_nodes};
-
     let _g = shared();
     let c = cluster();
     rt().block_on(async {
