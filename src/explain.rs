@@ -77,11 +77,21 @@ pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String 
                 continue;
             }
             let pipeline = d.components.first().and_then(|c| c.pipeline.clone());
-            let kind = d
-                .components
-                .first()
-                .map(|c| c.kind.clone())
-                .unwrap_or_default();
+            let kind = if d.format == "v1 List" {
+                // Items may be of several kinds.
+                let mut kinds: Vec<&str> = Vec::new();
+                for c in &d.components {
+                    if !kinds.contains(&c.kind.as_str()) {
+                        kinds.push(&c.kind);
+                    }
+                }
+                format!("of {}", kinds.join(", "))
+            } else {
+                d.components
+                    .first()
+                    .map(|c| c.kind.clone())
+                    .unwrap_or_default()
+            };
             out.push_str(&format!(
                 "  document {}: {}{}{}\n",
                 d.index + 1,

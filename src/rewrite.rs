@@ -401,11 +401,55 @@ pub(crate) fn plan(
     opts: Options,
     editor: &mut Editor,
 ) -> Planned {
+    plan_docs(tree, docs, roots, policy, file, opts, editor, None)
+}
+
+/// [`plan`], for the documents of a file (`list` is `None`) or the items of
+/// the `v1 List` that is document `list` (each item planned like a
+/// document; the List's report holds all their components).
+#[allow(clippy::too_many_arguments)]
+fn plan_docs(
+    tree: &Tree,
+    docs: &[Doc],
+    roots: &[Option<NodeId>],
+    policy: &Policy,
+    file: &str,
+    opts: Options,
+    editor: &mut Editor,
+    list: Option<usize>,
+) -> Planned {
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut warnings: Vec<Diagnostic> = Vec::new();
     let mut reports = Vec::new();
     let mut file_style: Option<crate::yaml::BlockStyle> = None;
     for (index, doc) in docs.iter().enumerate() {
+        if let Doc::List(l) = doc {
+            let inner = plan_docs(
+                tree,
+                &l.items,
+                &l.roots,
+                policy,
+                file,
+                opts,
+                editor,
+                Some(index),
+            );
+            errors.extend(inner.errors);
+            warnings.extend(inner.warnings);
+            let (components, skipped) = inner
+                .reports
+                .into_iter()
+                .map(|r| (r.components, r.skipped))
+                .unzip::<_, _, Vec<_>, Vec<_>>();
+            reports.push(DocReport {
+                index,
+                format: doc.format_name(),
+                skipped_because: None,
+                components: components.into_iter().flatten().collect(),
+                skipped: skipped.into_iter().flatten().collect(),
+            });
+            continue;
+        }
         let comps = doc.components();
         let mut report = DocReport {
             index,
@@ -430,7 +474,14 @@ pub(crate) fn plan(
                     file,
                     at,
                     "",
-                    format!("document {}: skipped: {why}; {fix}", index + 1),
+                    match list {
+                        None => format!("document {}: skipped: {why}; {fix}", index + 1),
+                        Some(d) => format!(
+                            "document {}, item {}: skipped: {why}; {fix}",
+                            d + 1,
+                            index + 1
+                        ),
+                    },
                 ));
             }
             reports.push(report);

@@ -61,6 +61,20 @@ pub enum Doc {
         why: &'static str,
         fix: &'static str,
     },
+    /// A `v1 List` (`kubectl get -o yaml|json` of several objects) holding
+    /// workloads or workflows: each item is read and written like a
+    /// document of its own.
+    List(List),
+}
+
+/// The items of a `v1 List`, detected like the documents of a file.
+#[derive(Clone, Debug)]
+pub struct List {
+    /// What each item is. KFP v2 IR is not a Kubernetes object and is
+    /// never an item: such an item is [`Doc::Other`].
+    pub items: Vec<Doc>,
+    /// The root node of each item.
+    pub roots: Vec<Option<NodeId>>,
 }
 
 impl Doc {
@@ -71,6 +85,7 @@ impl Doc {
             Doc::Argo(_) => "Argo",
             Doc::Workload(_) => "workload",
             Doc::KfpV2Platform => "KFP v2 platform spec",
+            Doc::List(_) => "v1 List",
             Doc::Other(_) | Doc::Unsupported { .. } => "other",
         }
     }
@@ -81,6 +96,15 @@ impl Doc {
             Doc::Argo(w) => &w.components,
             Doc::Workload(w) => std::slice::from_ref(&w.component),
             _ => &[],
+        }
+    }
+
+    fn components_mut(&mut self) -> &mut [Component] {
+        match self {
+            Doc::KfpV2(p) => &mut p.components,
+            Doc::Argo(w) => &mut w.components,
+            Doc::Workload(w) => std::slice::from_mut(&mut w.component),
+            _ => &mut [],
         }
     }
 
@@ -151,31 +175,6 @@ const PIPELINE_VERSION: Doc = Doc::Unsupported {
     fix: "compile the pipeline without kubernetes_manifest_format and rewrite that file",
 };
 
-/// A `v1 List` that holds workloads or workflows (`kubectl get -o yaml` of
-/// several objects): its items are not documents, and v1alpha1 reads
-/// documents.
-const LIST: Doc = Doc::Unsupported {
-    why: "a v1 List (as `kubectl get -o yaml|json` writes several objects), whose items kfsched does not rewrite",
-    fix: "write the objects as separate documents (`kubectl get ... -o yaml` of one object each, or split the items with `---`) and rewrite those",
-};
-
-/// Whether a `v1 List`'s items include a kind kfsched would rewrite.
-fn list_holds_workloads(tree: &Tree, root: NodeId) -> bool {
-    let Some(items) = tree
-        .get_value(root, "items")
-        .filter(|&i| tree.kind(i) == Kind::Seq)
-    else {
-        return false;
-    };
-    tree.items(items).any(|item| {
-        let kind = tree
-            .get_value(item, "kind")
-            .and_then(|v| tree.str_value(v))
-            .unwrap_or("");
-        workload::KINDS.contains(&kind) || argo::KINDS.contains(&kind)
-    })
-}
-
 /// Detects the format of `roots`, the documents of `tree` from its first.
 pub fn detect_roots(tree: &Tree, roots: &[Option<NodeId>]) -> Result<Vec<Doc>, (NodeId, String)> {
     detect_roots_from(tree, roots, 0)
@@ -241,9 +240,11 @@ pub fn detect_roots_from(
             docs.push(PIPELINE_VERSION);
             continue;
         }
-        if api == "v1" && kind == "List" && list_holds_workloads(tree, root) {
-            docs.push(LIST);
-            continue;
+        if api == "v1" && kind == "List" {
+            if let Some(list) = List::parse(tree, root)? {
+                docs.push(Doc::List(list));
+                continue;
+            }
         }
         let what = match (api.is_empty(), kind.is_empty()) {
             (_, true) => "no apiVersion/kind".to_string(),
@@ -253,6 +254,39 @@ pub fn detect_roots_from(
         docs.push(Doc::Other(format!("not a pipeline ({what})")));
     }
     Ok(docs)
+}
+
+impl List {
+    /// The items of a `v1 List` document, or `None` when none of them is a
+    /// workload or workflow (a List of ConfigMaps is not a pipeline).
+    fn parse(tree: &Tree, root: NodeId) -> Result<Option<List>, (NodeId, String)> {
+        let Some(items) = field_no_alias(tree, root, "items", "the List's items")?
+            .filter(|&i| tree.kind(i) == Kind::Seq)
+        else {
+            return Ok(None);
+        };
+        let roots: Vec<Option<NodeId>> = tree.items(items).map(Some).collect();
+        // Items are numbered from 0 in their own list: no KFP v2 platform
+        // document can follow one.
+        let mut docs = detect_roots_from(tree, &roots, tree.documents.len())?;
+        for (i, d) in docs.iter_mut().enumerate() {
+            if matches!(d, Doc::KfpV2(_) | Doc::KfpV2Platform) {
+                *d = Doc::Other("KFP v2 IR, which is not a Kubernetes object".into());
+            }
+            // Items may share a name (`kubectl get -A` of several
+            // namespaces): messages say which item.
+            for c in d.components_mut() {
+                c.label = format!("{} (item {})", c.label, i + 1);
+            }
+        }
+        let holds = docs.iter().any(|d| {
+            matches!(
+                d,
+                Doc::Argo(_) | Doc::Workload(_) | Doc::List(_) | Doc::Unsupported { .. }
+            )
+        });
+        Ok(holds.then_some(List { items: docs, roots }))
+    }
 }
 
 /// Builds the edits that write the changed components of one document.

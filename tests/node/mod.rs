@@ -9,6 +9,7 @@ mod access;
 mod cluster;
 mod concurrency;
 mod drain;
+mod live_objects;
 mod pools;
 mod taint_label;
 mod validation;

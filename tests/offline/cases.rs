@@ -49,6 +49,10 @@ const EDITS_LINES: &[(&str, &str)] = &[
         "json-tabs-statefulset",
         "fills the empty `{}` nodeSelector and gives the pod spec's last entry its `,`",
     ),
+    (
+        "kubectl-list-json",
+        "in `kubectl get -o json` of several objects, each selected item's pod spec gains the `,` after its last entry",
+    ),
 ];
 
 /// Cases whose diff replaces existing lines, and why.

@@ -821,23 +821,34 @@ fn a_kfp_pipeline_version_manifest_is_skipped_with_a_warning() {
     );
 }
 
-/// `kubectl get -o yaml` of several objects is a `v1 List`; its items are
-/// not documents, so kfsched skips it, with a warning when it holds
-/// something kfsched would rewrite (real kubectl output), and silently when
-/// it holds nothing of the kind.
+/// `kubectl get -o yaml` of several objects is a `v1 List`: its items are
+/// rewritten like documents (the hand cases `kubectl-list-yaml` and
+/// `kubectl-list-json` hold real kubectl output). A List of nothing
+/// kfsched rewrites is skipped silently; an item kfsched does not rewrite
+/// gets the warning a document would, naming the item; an item that
+/// cannot be read is an error at its own line, and nothing is written.
 #[test]
-fn a_v1_list_of_workloads_is_skipped_with_a_warning() {
-    let list =
-        std::fs::read_to_string(root().join("testdata/skipped/kubectl-get-deployments.yaml"))
-            .expect("fixture");
+fn v1_list_items_are_read_like_documents() {
     let policy = std::fs::read_to_string(root().join("examples/.kfsched.yaml")).expect("policy");
+    let manifest =
+        std::fs::read_to_string(root().join("testdata/golden/v2/reused_components/manifest.yaml"))
+            .expect("manifest fixture");
+    // The manifest's two documents as the items of a List.
+    let mut listed = String::from("apiVersion: v1\nkind: List\nitems:\n");
+    for doc in manifest.split("\n---\n") {
+        for (i, line) in doc.trim_end().lines().enumerate() {
+            listed.push_str(if i == 0 { "- " } else { "  " });
+            listed.push_str(line);
+            listed.push('\n');
+        }
+    }
+    let configmaps = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n";
+    let aliased = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: &spec {}\n- apiVersion: batch/v1\n  kind: Job\n  metadata: {name: train}\n  spec:\n    template: *spec\n";
     let d = dir_with(&[
-        ("list.yaml", &list),
         ("policy.yaml", &policy),
-        (
-            "configmaps.yaml",
-            "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n",
-        ),
+        ("versions.yaml", &listed),
+        ("configmaps.yaml", configmaps),
+        ("aliased.yaml", aliased),
     ]);
     let r = run_in(
         d.path(),
@@ -846,7 +857,7 @@ fn a_v1_list_of_workloads_is_skipped_with_a_warning() {
             "-i",
             "-p",
             "policy.yaml",
-            "list.yaml",
+            "versions.yaml",
             "configmaps.yaml",
         ],
         None,
@@ -855,10 +866,40 @@ fn a_v1_list_of_workloads_is_skipped_with_a_warning() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         r.stderr,
-        "warning: list.yaml:1:1: document 1: skipped: a v1 List (as `kubectl get -o yaml|json` writes several objects), whose items kfsched does not rewrite; write the objects as separate documents (`kubectl get ... -o yaml` of one object each, or split the items with `---`) and rewrite those\n"
+        "warning: versions.yaml:11:3: document 1, item 2: skipped: a KFP PipelineVersion manifest (kfp's kubernetes_manifest_format), which v1alpha1 does not rewrite; compile the pipeline without kubernetes_manifest_format and rewrite that file\n"
     );
     assert_eq!(
-        std::fs::read_to_string(d.path().join("list.yaml")).expect("read"),
-        list
+        std::fs::read_to_string(d.path().join("versions.yaml")).expect("read"),
+        listed
+    );
+    let r = run_in(
+        d.path(),
+        &["explain", "-v", "-p", "policy.yaml", "configmaps.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&r.stdout),
+        "configmaps.yaml\n  document 1: skipped: not a pipeline (v1 List)\n\
+         rules that matched nothing: training-on-experiment-nodes, publish-not-on-spot\n"
+    );
+    let r = run_in(
+        d.path(),
+        &["rewrite", "-i", "-p", "policy.yaml", "aliased.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (
+            2,
+            "error: aliased.yaml:12:15: items[1].spec.template: the pod template is a YAML alias (*name): kfsched does not read or edit through aliases, so it cannot schedule what is behind it; expand the alias in the file\n\
+             error: nothing was written (1 problem in 1 input)\n"
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("aliased.yaml")).expect("read"),
+        aliased
     );
 }

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use kfsched::format::{Doc, Place, detect};
+use kfsched::format::{Component, Doc, Place, detect};
 use kfsched::policy::Policy;
 use kfsched::rewrite::{FileOutcome, process};
 use kfsched::yaml::Tree;
@@ -105,6 +105,15 @@ fn line_of(text: &str, offset: usize) -> usize {
         .count()
 }
 
+/// A document's components, a `v1 List`'s those of its items in order (as
+/// its report lists them).
+fn components(doc: &Doc) -> Vec<&Component> {
+    match doc {
+        Doc::List(l) => l.items.iter().flat_map(components).collect(),
+        d => d.components().iter().collect(),
+    }
+}
+
 #[test]
 fn the_line_diff_touches_only_the_edited_components() {
     let mut checked = 0;
@@ -117,7 +126,7 @@ fn the_line_diff_touches_only_the_edited_components() {
         // Line ranges (0-based, inclusive of one line past the end for insertions).
         let mut regions: Vec<(usize, usize)> = Vec::new();
         for (doc, report) in docs.iter().zip(&o.docs) {
-            for (c, r) in doc.components().iter().zip(&report.components) {
+            for (c, r) in components(doc).into_iter().zip(&report.components) {
                 if !r.changed {
                     continue;
                 }
