@@ -294,11 +294,20 @@ impl<'a> Tree<'a> {
                         }
                     }
                     let (line, col) = line_col(full, offset);
+                    let mut path = tree.open_path(&stack);
+                    if path.is_empty() {
+                        // A document that is one flow collection (JSON) can
+                        // be buffered whole by the scanner, which must see
+                        // whether it is an implicit key: no event has come
+                        // yet, so the path is read from the text.
+                        let from = tree.documents.last().map_or(base, |d| d.start as usize);
+                        path = flow_path(full, from.max(base), offset).unwrap_or_default();
+                    }
                     return Err(SyntaxError {
                         offset,
                         line,
                         col,
-                        path: tree.open_path(&stack),
+                        path,
                         message,
                     });
                 }
@@ -768,6 +777,143 @@ pub fn path_key(key: &str) -> String {
     }
 }
 
+/// The YAML path at byte `to` of the document that starts at or after
+/// `from` when that document is a flow collection (`{...}` or `[...]`, as
+/// JSON is), read from the text alone: up to a syntax error there is no
+/// parse to ask. `None` when the document is not a flow collection.
+fn flow_path(src: &str, from: usize, to: usize) -> Option<String> {
+    let b = src.as_bytes();
+    let to = to.min(b.len());
+    // The document's own start: after the last `---` line before `to`.
+    let mut start = from;
+    let mut line = from;
+    while line < to {
+        let end = b[line..to]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(to, |p| line + p + 1);
+        if b[line..end].starts_with(b"---") {
+            start = line + 3;
+        }
+        line = end;
+    }
+    struct Frame {
+        map: bool,
+        key: Option<String>,
+        index: usize,
+    }
+    let mut frames: Vec<Frame> = Vec::new();
+    // The text of the last scalar, and whether it is still a key candidate.
+    let mut last: Option<String> = None;
+    let mut i = start;
+    while i < to {
+        let c = b[i];
+        match c {
+            b' ' | b'\t' | b'\r' | b'\n' | 0xEF | 0xBB | 0xBF if frames.is_empty() => i += 1,
+            b' ' | b'\t' | b'\r' | b'\n' => i += 1,
+            b'#' if i == start || b[i - 1].is_ascii_whitespace() => {
+                while i < to && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'{' | b'[' => {
+                frames.push(Frame {
+                    map: c == b'{',
+                    key: None,
+                    index: 0,
+                });
+                last = None;
+                i += 1;
+            }
+            b'}' | b']' => {
+                frames.pop();
+                if frames.is_empty() {
+                    return None;
+                }
+                last = None;
+                i += 1;
+            }
+            _ if frames.is_empty() => return None,
+            b',' => {
+                let f = frames.last_mut()?;
+                f.index += 1;
+                f.key = None;
+                last = None;
+                i += 1;
+            }
+            // A key ends at `: ` (or `:` right after a quoted key, JSON's
+            // compact form).
+            b':' if last.is_some()
+                && (b
+                    .get(i + 1)
+                    .is_none_or(|n| n.is_ascii_whitespace() || b",[]{}".contains(n))
+                    || matches!(b[i - 1], b'"' | b'\'')) =>
+            {
+                if let Some(f) = frames.last_mut() {
+                    f.key = last.take();
+                }
+                i += 1;
+            }
+            b'"' | b'\'' => {
+                let q = c;
+                let mut j = i + 1;
+                let mut text = String::new();
+                while j < to {
+                    if b[j] == q {
+                        if q == b'\'' && b.get(j + 1) == Some(&b'\'') {
+                            text.push('\'');
+                            j += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    if q == b'"' && b[j] == b'\\' {
+                        j += 1;
+                    }
+                    if j < to {
+                        let ch = src[j..].chars().next()?;
+                        text.push(ch);
+                        j += ch.len_utf8();
+                    }
+                }
+                last = Some(text);
+                i = j + 1;
+            }
+            _ => {
+                let mut j = i;
+                while j < to && !b",[]{}\n".contains(&b[j]) {
+                    if b[j] == b':'
+                        && b.get(j + 1)
+                            .is_none_or(|n| n.is_ascii_whitespace() || b",[]{}".contains(n))
+                    {
+                        break;
+                    }
+                    j += 1;
+                }
+                let j = j.max(i + 1);
+                last = Some(src.get(i..j).unwrap_or("").trim().to_string());
+                i = j;
+            }
+        }
+    }
+    let mut path = String::new();
+    for f in &frames {
+        let part = if f.map {
+            match &f.key {
+                Some(k) => path_key(k),
+                None => break,
+            }
+        } else {
+            format!("[{}]", f.index)
+        };
+        if !path.is_empty() && !part.starts_with('[') {
+            path.push('.');
+        }
+        path.push_str(&part);
+    }
+    Some(path)
+}
+
 fn mark(v: &mut Vec<bool>, id: usize) {
     if v.len() <= id {
         v.resize(id + 1, false);
@@ -949,6 +1095,58 @@ impl Iterator for Entries<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A syntax error inside a document that is one flow collection (JSON)
+    /// still names the YAML path it is at, though the scanner has emitted
+    /// no event yet.
+    #[test]
+    fn errors_in_a_flow_document_name_their_path() {
+        let err = |src: &str| {
+            let Err(e) = Tree::parse(src) else {
+                panic!("{src:?} parses")
+            };
+            (e.path, e.line, e.col)
+        };
+        assert_eq!(
+            err("{\"spec\": {\"containers\": [{\"name\": \"a\" \"image\": \"x\"}]}}\n"),
+            ("spec.containers[0].name".to_string(), 1, 39)
+        );
+        // Compact JSON, a key with dots, a second item, a comment first.
+        assert_eq!(
+            err("# c\n{\"metadata\":{\"labels\":{\"app.kubernetes.io/name\":\"x\" 1}}}"),
+            (
+                "metadata.labels[\"app.kubernetes.io/name\"]".to_string(),
+                2,
+                53
+            )
+        );
+        assert_eq!(
+            err("[{\"a\": 1}, {\"b\": [1, 2, \"x\" \"y\"]}]"),
+            ("[1].b[2]".to_string(), 1, 29)
+        );
+        // The flow document after a block one.
+        assert_eq!(
+            err("a: 1\n---\n{\"k\": [\"v\" \"w\"]}\n"),
+            ("k[0]".to_string(), 3, 12)
+        );
+    }
+
+    #[test]
+    fn flow_path_reads_keys_items_and_quotes() {
+        let at = |src: &str, needle: &str| flow_path(src, 0, src.find(needle).expect("needle"));
+        assert_eq!(at("{a: {b: [x, y, HERE", "HERE").as_deref(), Some("a.b[2]"));
+        assert_eq!(
+            at("{'it''s': {\"q\\\"k\": HERE", "HERE").as_deref(),
+            Some("[\"it's\"][\"q\\\"k\"]")
+        );
+        // A `:` inside a plain scalar or a URL is not a key's end.
+        assert_eq!(
+            at("{image: gcr.io:443/x, HERE", "HERE").as_deref(),
+            Some("")
+        );
+        assert_eq!(at("{k: v} HERE", "HERE"), None);
+        assert_eq!(at("a: {b: HERE", "HERE"), None);
+    }
 
     #[test]
     fn spans_are_bytes_and_content_ends_exclude_trailing_comments() {
