@@ -487,6 +487,45 @@ fn plan_docs(
             reports.push(report);
             continue;
         }
+        // An object a controller manages (a Deployment's ReplicaSet, its
+        // Pods, a CronJob's Job): the controller recreates it from its own
+        // template, so the owner is what to rewrite.
+        if let Doc::Workload(format::workload::Workload {
+            owner: Some((owner, at)),
+            component,
+        }) = doc
+        {
+            let reason = format!(
+                "its controller, {owner}, makes it from its own template: rewrite that (or its own controller) instead"
+            );
+            let rules: Vec<String> = policy
+                .rules
+                .iter()
+                .filter(|r| judge(r, component).selected())
+                .map(|r| format!("{:?}", r.name))
+                .collect();
+            if !rules.is_empty() {
+                warnings.push(diag_at(
+                    tree,
+                    file,
+                    tree.node(*at).start as usize,
+                    &tree.path(*at),
+                    format!(
+                        "{}: skipped: {reason} (rule{} {} select{} it)",
+                        component.label,
+                        if rules.len() == 1 { "" } else { "s" },
+                        rules.join(", "),
+                        if rules.len() == 1 { "s" } else { "" }
+                    ),
+                ));
+            }
+            report.skipped.push(Skipped {
+                label: component.label.clone(),
+                reason,
+            });
+            reports.push(report);
+            continue;
+        }
         let shape = doc.shape();
         let target = doc.sched_target();
         let mut changes: Vec<Change> = Vec::with_capacity(comps.len());

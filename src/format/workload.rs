@@ -31,6 +31,26 @@ pub struct PodTemplate {
 #[derive(Clone, Debug)]
 pub struct Workload {
     pub component: Component,
+    /// The controller that manages this object (its `ownerReferences`
+    /// entry with `controller: true`, as `kubectl get` output has): its
+    /// description (`ReplicaSet "train-5d8f"`) and the entry's node.
+    pub owner: Option<(String, NodeId)>,
+}
+
+/// The controller among `metadata.ownerReferences`, when there is one.
+fn controller(tree: &Tree, root: NodeId) -> Option<(String, NodeId)> {
+    let refs = field(tree, root, "metadata").and_then(|m| field(tree, m, "ownerReferences"))?;
+    if tree.kind(refs) != Kind::Seq {
+        return None;
+    }
+    tree.items(refs).find_map(|r| {
+        let is_controller = field(tree, r, "controller")
+            .and_then(|v| tree.str_value(v))
+            .is_some_and(|v| v == "true");
+        let kind = field_str(tree, r, "kind")?;
+        let name = field_str(tree, r, "name")?;
+        is_controller.then(|| (format!("{kind} {name:?}"), r))
+    })
 }
 
 impl Workload {
@@ -80,6 +100,7 @@ impl Workload {
             }
         }
         Ok(Some(Workload {
+            owner: controller(tree, root),
             component: Component {
                 kind: kind.to_string(),
                 pipeline: None,

@@ -821,6 +821,34 @@ fn a_kfp_pipeline_version_manifest_is_skipped_with_a_warning() {
     );
 }
 
+/// `kubectl get all -o yaml` (real output) holds Pods and ReplicaSets that
+/// controllers make from their own templates: a rule that selects one gets
+/// a warning naming the controller to rewrite instead, and the object is
+/// left alone; the Deployment and CronJob are rewritten.
+#[test]
+fn objects_a_controller_manages_are_skipped_with_a_warning() {
+    let case = root().join("testdata/cases/kubectl-get-all");
+    let input = std::fs::read_to_string(case.join("input.yaml")).expect("input");
+    let policy = std::fs::read_to_string(case.join("policy.yaml")).expect("policy");
+    let d = dir_with(&[("all.yaml", &input), ("policy.yaml", &policy)]);
+    let r = run_in(
+        d.path(),
+        &["rewrite", "-i", "-p", "policy.yaml", "all.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "warning: all.yaml:120:7: items[1].metadata.ownerReferences[0]: Pod \"train-d674884cc-6fqcm\" (item 2): skipped: its controller, ReplicaSet \"train-d674884cc\", makes it from its own template: rewrite that (or its own controller) instead (rule \"training\" selects it)\n\
+         warning: all.yaml:406:7: items[5].metadata.ownerReferences[0]: ReplicaSet \"train-d674884cc\" (item 6): skipped: its controller, Deployment \"train\", makes it from its own template: rewrite that (or its own controller) instead (rule \"training\" selects it)\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("all.yaml")).expect("read"),
+        std::fs::read_to_string(case.join("expected.yaml")).expect("expected")
+    );
+}
+
 /// `kubectl get -o yaml` of several objects is a `v1 List`: its items are
 /// rewritten like documents (the hand cases `kubectl-list-yaml` and
 /// `kubectl-list-json` hold real kubectl output). A List of nothing

@@ -105,11 +105,12 @@ fn line_of(text: &str, offset: usize) -> usize {
         .count()
 }
 
-/// A document's components, a `v1 List`'s those of its items in order (as
-/// its report lists them).
+/// A document's components, a `v1 List`'s those of its items in order, as
+/// its report lists them (an object a controller manages is not one).
 fn components(doc: &Doc) -> Vec<&Component> {
     match doc {
         Doc::List(l) => l.items.iter().flat_map(components).collect(),
+        Doc::Workload(w) if w.owner.is_some() => Vec::new(),
         d => d.components().iter().collect(),
     }
 }
