@@ -83,13 +83,35 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Source>, Vec<Diagnostic>> {
     }
     if errors.is_empty() {
         // A file reached through several paths (a symlink, `dir` and
-        // `dir/a.yaml`) is processed once, under the first name given.
-        let mut seen = std::collections::HashSet::new();
-        out.retain(|s| match s {
-            Source::Stdin => true,
-            Source::File(p) => seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())),
-        });
-        Ok(out)
+        // `dir/a.yaml`) is processed once, at the first place given, under
+        // the first name that is not a symlink when there is one: that is
+        // the file `-i` writes, and a `diff | patch -p1` refuses symlinks.
+        let is_link = |p: &Path| {
+            std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+        };
+        let mut seen: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
+        let mut kept: Vec<Source> = Vec::with_capacity(out.len());
+        for s in out {
+            let Source::File(p) = &s else {
+                kept.push(s);
+                continue;
+            };
+            let key = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+            match seen.get(&key) {
+                None => {
+                    seen.insert(key, kept.len());
+                    kept.push(s);
+                }
+                Some(&i) => {
+                    if let Source::File(first) = &kept[i] {
+                        if is_link(first) && !is_link(p) {
+                            kept[i] = s;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(kept)
     } else {
         Err(errors)
     }

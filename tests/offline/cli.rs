@@ -161,6 +161,14 @@ fn in_place_writes_through_symlinks_and_rewrites_each_file_once() {
         "one diff per file:\n{}",
         r.stdout_str()
     );
+    // Under the regular file's name, though the link came first: the file
+    // `-i` writes, and one `patch -p1` accepts.
+    assert!(
+        r.stdout_str()
+            .starts_with("--- a/real/a.yaml\n+++ b/real/a.yaml\n"),
+        "{}",
+        r.stdout_str()
+    );
     let left: Vec<_> = std::fs::read_dir(d.path().join("real"))
         .expect("ls")
         .flatten()
