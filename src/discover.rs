@@ -86,9 +86,8 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Source>, Vec<Diagnostic>> {
         // `dir/a.yaml`) is processed once, at the first place given, under
         // the first name that is not a symlink when there is one: that is
         // the file `-i` writes, and a `diff | patch -p1` refuses symlinks.
-        let is_link = |p: &Path| {
-            std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
-        };
+        let is_link =
+            |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
         let mut seen: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
         let mut kept: Vec<Source> = Vec::with_capacity(out.len());
         for s in out {

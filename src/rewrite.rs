@@ -265,15 +265,51 @@ fn process_parsed(
 ) -> Result<FileOutcome, Vec<Diagnostic>> {
     let base = head.as_ref().map_or(0, |h| h.1);
     let skimmed = head.is_some();
-    let tree = Tree::parse_from(text, base).map_err(|e| {
-        vec![Diagnostic {
-            file: file.to_string(),
-            line: e.line,
-            col: e.col,
-            path: e.path.clone(),
-            message: format!("invalid YAML: {}; nothing was written", e.message),
-        }]
-    })?;
+    let tree = match Tree::parse_from(text, base) {
+        Ok(t) => t,
+        // A Helm chart's `templates/*.yaml` is not YAML until rendered;
+        // a hook over every `*.yaml` meets it. Skipped, with a warning.
+        Err(_) if let Some(at) = go_template_action(text) => {
+            let (line, col) = crate::yaml::tree::line_col(text, at);
+            let action: String = text[at..]
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(60)
+                .collect();
+            return Ok(FileOutcome {
+                file: file.to_string(),
+                output: None,
+                docs: vec![DocReport {
+                    index: 0,
+                    format: "other",
+                    skipped_because: Some("a Go (Helm) template, not YAML until rendered".into()),
+                    components: vec![],
+                    skipped: vec![],
+                }],
+                warnings: vec![Diagnostic {
+                    file: file.to_string(),
+                    line,
+                    col,
+                    path: String::new(),
+                    message: format!(
+                        "skipped: a Go (Helm) template, which is not YAML until rendered (`{}`); rewrite the rendered output (`helm template ... | kubectl kfsched rewrite`), or exclude the templates from the run",
+                        action.trim_end()
+                    ),
+                }],
+            });
+        }
+        Err(e) => {
+            return Err(vec![Diagnostic {
+                file: file.to_string(),
+                line: e.line,
+                col: e.col,
+                path: e.path.clone(),
+                message: format!("invalid YAML: {}; nothing was written", e.message),
+            }]);
+        }
+    };
     let to_diag = |(node, msg): (NodeId, String)| {
         let n = tree.node(node);
         vec![diag_at(
@@ -721,6 +757,49 @@ fn plan_docs(
     }
 }
 
+/// The offset of the first Go template action (`{{ .Values.x }}`,
+/// `{{- if ... }}`, `{{/* ... */}}`) in `text`. Argo's own `{{inputs.x}}`
+/// and `{{=expr}}` tags are not Go actions: a workflow with a YAML error is
+/// still an error.
+fn go_template_action(text: &str) -> Option<usize> {
+    const WORDS: &[&str] = &[
+        "if ",
+        "else",
+        "end",
+        "range ",
+        "with ",
+        "define ",
+        "template ",
+        "block ",
+        "include ",
+        "toYaml ",
+        "tpl ",
+        "required ",
+        "default ",
+        "quote ",
+        "printf ",
+        "$",
+    ];
+    let mut from = 0;
+    while let Some(p) = text[from..].find("{{") {
+        let at = from + p;
+        let rest = &text[at + 2..];
+        let rest = rest.strip_prefix('-').unwrap_or(rest);
+        let inner = rest.trim_start_matches([' ', '\t']);
+        let spaced = inner.len() < rest.len();
+        let closes = rest.lines().next().is_some_and(|l| l.contains("}}"));
+        if (inner.starts_with("/*")
+            || inner.starts_with('.') && (spaced || rest.starts_with('.'))
+            || spaced && WORDS.iter().any(|w| inner.starts_with(w)))
+            && (closes || inner.starts_with("/*"))
+        {
+            return Some(at);
+        }
+        from = at + 2;
+    }
+    None
+}
+
 /// Checks that the rewritten text parses from `start` on.
 fn verify(file: &str, out: &str, start: usize) -> Result<(), Vec<Diagnostic>> {
     let start = if out.is_char_boundary(start) {
@@ -736,5 +815,37 @@ fn verify(file: &str, out: &str, start: usize) -> Result<(), Vec<Diagnostic>> {
                 "internal error: the rewritten text does not parse ({e}); nothing was written. Please report this with the input file and policy"
             ),
         )]),
+    }
+}
+
+#[cfg(test)]
+mod template_tests {
+    use super::go_template_action;
+
+    #[test]
+    fn go_template_actions_are_told_from_argo_tags() {
+        for helm in [
+            "{{- if .Values.enabled }}",
+            "name: {{ .Release.Name }}",
+            "name: {{.Release.Name}}",
+            "{{/* a comment */}}",
+            "{{ include \"x\" . | nindent 4 }}",
+            "{{- range $k, $v := .Values.m }}",
+            "{{ $x := 1 }}",
+            "{{- end }}",
+        ] {
+            assert!(go_template_action(helm).is_some(), "{helm}");
+        }
+        for argo in [
+            "args: [\"{{inputs.parameters.x}}\"]",
+            "value: \"{{workflow.name}}\"",
+            "when: \"{{steps.flip.outputs.result}} == heads\"",
+            "value: \"{{=sprig.upper(inputs.parameters.x)}}\"",
+            "value: \"{{ inputs.parameters.x }}\"",
+            "value: \"{{item}}\"",
+            "{{",
+        ] {
+            assert_eq!(go_template_action(argo), None, "{argo}");
+        }
     }
 }

@@ -939,3 +939,52 @@ fn v1_list_items_are_read_like_documents() {
         aliased
     );
 }
+
+/// A Helm chart's templates are not YAML until rendered: one in a
+/// directory is skipped with a warning at its first Go template action, and
+/// the pipelines beside it are still rewritten. A workflow with Argo's own
+/// `{{inputs.parameters.x}}` tags and a real YAML error is still an error.
+#[test]
+fn helm_templates_are_skipped_with_a_warning_argo_tags_are_not_templates() {
+    let helm = "{{- if .Values.enabled }}\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ include \"chart.fullname\" . }}\n{{- end }}\n";
+    let argo = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: a-}\nspec:\n  entrypoint: main\n  templates:\n  - name: main\n    container: {image: pytorch/pytorch:2, args: [\"{{inputs.parameters.x}}\"]\n";
+    let d = dir_with(&[
+        ("policy.yaml", POLICY),
+        ("repo/chart/templates/job.yaml", helm),
+        ("repo/jobs/a.yaml", &job("a", "pytorch/pytorch:2")),
+    ]);
+    let r = run_in(
+        d.path(),
+        &["rewrite", "-i", "-p", "policy.yaml", "repo"],
+        None,
+        &[],
+    );
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (
+            0,
+            "warning: repo/chart/templates/job.yaml:1:1: skipped: a Go (Helm) template, which is not YAML until rendered (`{{- if .Values.enabled }}`); rewrite the rendered output (`helm template ... | kubectl kfsched rewrite`), or exclude the templates from the run\n"
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("repo/jobs/a.yaml")).expect("read"),
+        format!("{}{TOLERATION}", job("a", "pytorch/pytorch:2"))
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("repo/chart/templates/job.yaml")).expect("read"),
+        helm
+    );
+    std::fs::write(d.path().join("argo.yaml"), argo).expect("write");
+    let r = run_in(
+        d.path(),
+        &["diff", "-p", "policy.yaml", "argo.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with("error: argo.yaml:9:1: "),
+        "{}",
+        r.stderr
+    );
+}
