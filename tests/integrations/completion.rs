@@ -158,7 +158,7 @@ fn kubectl_completes_subcommands_flags_and_values_through_the_companion() {
     let (v, _, _) = kubectl_complete(&sb, &["diff", "--color=al"]);
     assert_eq!(v, ["always"]);
     let (v, _, _) = kubectl_complete(&sb, &["explain", "-o", ""]);
-    assert_eq!(v, ["text", "json"]);
+    assert_eq!(v, ["text", "json", "yaml"]);
     let (v, _, _) = kubectl_complete(&sb, &["node", "cordon", "--dry-run=s"]);
     assert_eq!(v, ["server"]);
     let (v, _, _) = kubectl_complete(&sb, &["completion", ""]);
@@ -167,6 +167,12 @@ fn kubectl_completes_subcommands_flags_and_values_through_the_companion() {
     // Paths: YAML files and directories, as Cobra's FilterFileExt.
     let (v, d, _) = kubectl_complete(&sb, &["rewrite", "-i", ""]);
     assert_eq!((v, d), (vec!["yaml".into(), "yml".into()], 8));
+    let (v, d, _) = kubectl_complete(&sb, &["diff", "-f", ""]);
+    assert_eq!(
+        (v, d),
+        (vec!["yaml".into(), "yml".into()], 8),
+        "kubectl's -f"
+    );
     let (v, d, _) = kubectl_complete(&sb, &["-p", ""]);
     assert_eq!((v, d), (vec!["yaml".into(), "yml".into()], 8));
     let (v, d, _) = kubectl_complete(&sb, &["node", "cordon", "--kubeconfig", ""]);

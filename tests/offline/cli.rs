@@ -988,3 +988,98 @@ fn helm_templates_are_skipped_with_a_warning_argo_tags_are_not_templates() {
         r.stderr
     );
 }
+
+/// kubectl's conventions: `-f/--filename` beside positional paths,
+/// `validate FILE`, `--version`, `explain -o yaml`; and no silent wait for
+/// a terminal when no input is named.
+#[test]
+fn kubectl_style_flags_and_no_silent_wait_on_a_terminal() {
+    let d = dir_with(&[
+        ("policy.yaml", POLICY),
+        ("a.yaml", &job("a", "pytorch/pytorch:2")),
+        ("more/b.yaml", &job("b", "pytorch/pytorch:2")),
+    ]);
+    let r = run_in(
+        d.path(),
+        &["diff", "-p", "policy.yaml", "a.yaml", "-f", "more"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        r.stdout_str()
+            .lines()
+            .filter(|l| l.starts_with("+++ "))
+            .collect::<Vec<_>>(),
+        ["+++ b/a.yaml", "+++ b/more/b.yaml"]
+    );
+    let r = run_in(d.path(), &["validate", "policy.yaml"], None, &[]);
+    assert_eq!(
+        (r.code, r.stdout_str().as_str()),
+        (
+            0,
+            "policy.yaml: valid SchedulingPolicy \"cli\": 2 rules, 0 node pools\n"
+        )
+    );
+    let r = run_in(
+        d.path(),
+        &["validate", "-p", "a.yaml", "policy.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (
+            2,
+            "error: two policies: policy.yaml and -p a.yaml; give one\n"
+        )
+    );
+    let version = run_in(d.path(), &["version"], None, &[]);
+    let flag = run_in(d.path(), &["--version"], None, &[]);
+    assert_eq!((flag.code, flag.stdout_str()), (0, version.stdout_str()));
+    assert!(
+        flag.stdout_str().starts_with("kfsched v"),
+        "{}",
+        flag.stdout_str()
+    );
+
+    let explain = |format: &str| {
+        let r = run_in(
+            d.path(),
+            &["explain", "-p", "policy.yaml", "-o", format, "a.yaml"],
+            None,
+            &[],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout_str()
+    };
+    let json: serde_json::Value = serde_json::from_str(&explain("json")).expect("json");
+    let yaml = explain("yaml");
+    let tree = kfsched::yaml::Tree::parse(&yaml).expect("the YAML parses");
+    let root = tree.documents[0].root.expect("a document");
+    assert_eq!(
+        kfsched::yaml::value::node_value(&tree, root).to_json(),
+        json,
+        "-o yaml says what -o json says:\n{yaml}"
+    );
+
+    // A terminal on stdin (through script(1)'s pseudo-terminal) and no
+    // input named: an error at once, not a silent wait.
+    let cmd = format!("{} explain -p policy.yaml", crate::support::bin());
+    let out = std::process::Command::new("timeout")
+        .args(["20", "script", "-qec", &cmd, "/dev/null"])
+        .current_dir(d.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script(1) runs");
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).replace('\r', "")
+        ),
+        (
+            Some(2),
+            "error: no input: give pipeline files or directories (or -f PATH), or pipe YAML into stdin; `-` reads the terminal\n".to_string()
+        )
+    );
+}

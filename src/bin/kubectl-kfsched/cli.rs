@@ -26,6 +26,10 @@ pub struct Cli {
     #[arg(short = 'v', long = "verbose", global = true)]
     pub verbose: bool,
 
+    /// Print the version (as `version` does)
+    #[arg(long = "version")]
+    pub version: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -33,13 +37,17 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Rewrite compiled pipelines so every matching component has the policy's scheduling
+    #[command(after_help = REWRITE_HELP)]
     Rewrite(RewriteArgs),
     /// Show what rewrite would change, as a unified diff (exit 1 when there are differences)
+    #[command(after_help = DIFF_HELP)]
     Diff(DiffArgs),
     /// Show every component, the rules that matched it (and why others did not), and the result
+    #[command(after_help = EXPLAIN_HELP)]
     Explain(ExplainArgs),
     /// Check the policy
-    Validate,
+    #[command(after_help = VALIDATE_HELP)]
+    Validate(ValidateArgs),
     /// Print the policy's JSON Schema (for editor completion)
     Schema,
     /// Run as a KRM function: ResourceList on stdin, ResourceList on stdout
@@ -52,11 +60,70 @@ pub enum Command {
     Version,
 }
 
+const REWRITE_HELP: &str = "Examples:
+  # Rewrite a tree of compiled pipelines in place (atomically, keeping each file's mode)
+  kubectl kfsched rewrite -i -p policy.yaml pipelines/
+
+  # One file (or stdin) to stdout
+  kubectl kfsched rewrite -p policy.yaml pipeline.yaml > scheduled.yaml
+
+  # Live workloads: kubectl get writes a List, whose items are rewritten
+  kubectl get deploy -o yaml | kubectl kfsched rewrite | kubectl replace -f -
+
+  # CI: fail when a file is not scheduled as the policy says
+  kubectl kfsched rewrite --check pipelines/
+
+Exit codes: 0 done, 1 --check found files that would change, 2 bad usage or invalid input (nothing written).";
+
+const DIFF_HELP: &str = "Examples:
+  # What rewrite -i would change, as a patch
+  kubectl kfsched diff -p policy.yaml pipelines/ > scheduling.patch && patch -p1 < scheduling.patch
+
+Exit codes: 0 no differences, 1 differences shown, 2 bad usage or invalid input.";
+
+const EXPLAIN_HELP: &str = "Examples:
+  # Which rule matched which component, and why the others did not
+  kubectl kfsched explain -p policy.yaml pipelines/
+
+  # One rule, as JSON (or YAML) for scripts
+  kubectl kfsched explain --rule gpu-training -o json pipelines/train.yaml
+
+Exit codes: 0 done, 2 bad usage or invalid input.";
+
+const VALIDATE_HELP: &str = "Examples:
+  kubectl kfsched validate policy.yaml
+  kubectl kfsched validate            # the policy found as for every command
+
+Exit codes: 0 valid, 2 invalid (every error, as FILE:LINE:COL: YAML.PATH: message).";
+
+/// Inputs: positional paths and kubectl's `-f/--filename`, in that order.
 #[derive(Args, Debug)]
-pub struct RewriteArgs {
-    /// Files, directories (recursed for *.yaml/*.yml) or - for stdin [default: -]
+pub struct Inputs {
+    /// Files, directories (recursed for *.yaml/*.yml) or - for stdin [default: - when stdin is not a terminal]
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// A file, directory or - for stdin, as kubectl's -f (repeatable)
+    #[arg(short = 'f', long = "filename", value_name = "PATH")]
+    pub filenames: Vec<PathBuf>,
+}
+
+impl Inputs {
+    pub fn all(&self) -> Vec<PathBuf> {
+        self.paths.iter().chain(&self.filenames).cloned().collect()
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    /// The policy file [default: -p, $KFSCHED_POLICY, else the nearest .kfsched.yaml]
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct RewriteArgs {
+    #[command(flatten)]
+    pub inputs: Inputs,
     /// Write the result back to each file (atomically, keeping its mode)
     #[arg(short = 'i', long = "in-place")]
     pub in_place: bool,
@@ -73,9 +140,8 @@ pub struct RewriteArgs {
 
 #[derive(Args, Debug)]
 pub struct DiffArgs {
-    /// Files, directories (recursed for *.yaml/*.yml) or - for stdin [default: -]
-    #[arg(value_name = "PATH")]
-    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub inputs: Inputs,
     /// Colour the diff
     #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
     pub color: Color,
@@ -83,9 +149,8 @@ pub struct DiffArgs {
 
 #[derive(Args, Debug)]
 pub struct ExplainArgs {
-    /// Files, directories (recursed for *.yaml/*.yml) or - for stdin [default: -]
-    #[arg(value_name = "PATH")]
-    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub inputs: Inputs,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
     pub output: Output,
@@ -118,6 +183,7 @@ pub enum Color {
 pub enum Output {
     Text,
     Json,
+    Yaml,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

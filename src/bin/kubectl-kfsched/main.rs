@@ -59,7 +59,11 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
             return Ok(if usage { Exit::Usage } else { Exit::Ok });
         }
     };
-    let Some(command) = cli.command else {
+    let command = match cli.command {
+        None if cli.version => Some(Command::Version),
+        c => c,
+    };
+    let Some(command) = command else {
         Cli::command().print_help()?;
         return Ok(Exit::Usage);
     };
@@ -68,7 +72,17 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
         Command::Rewrite(a) => offline::rewrite(a, policy, cli.verbose),
         Command::Diff(a) => offline::diff(a, policy, cli.verbose),
         Command::Explain(a) => offline::explain(a, policy, cli.verbose),
-        Command::Validate => offline::validate(policy),
+        Command::Validate(a) => match (a.file, policy) {
+            (Some(f), Some(p)) if f != p => {
+                eprintln!(
+                    "error: two policies: {} and -p {}; give one",
+                    f.display(),
+                    p.display()
+                );
+                Ok(Exit::Usage)
+            }
+            (f, p) => offline::validate(f.or(p)),
+        },
         Command::Schema => {
             let s = serde_json::to_string_pretty(&kfsched::policy::schema::json_schema())?;
             writeln!(std::io::stdout(), "{s}")?;

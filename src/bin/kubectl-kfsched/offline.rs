@@ -44,6 +44,14 @@ fn load_policy(explicit: Option<PathBuf>) -> Result<Policy, Exit> {
 /// Reads every input; unreadable ones are errors.
 fn read_inputs(paths: &[PathBuf]) -> Result<(Vec<Source>, Vec<Input>), Exit> {
     let paths: Vec<PathBuf> = if paths.is_empty() {
+        // No input named: stdin, unless it is a terminal, where reading
+        // would wait silently for the user to notice (`-` still reads it).
+        if std::io::stdin().is_terminal() {
+            eprintln!(
+                "error: no input: give pipeline files or directories (or -f PATH), or pipe YAML into stdin; `-` reads the terminal"
+            );
+            return Err(Exit::Usage);
+        }
         vec![PathBuf::from("-")]
     } else {
         paths.to_vec()
@@ -153,7 +161,7 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
-    let (sources, inputs) = match read_inputs(&a.paths) {
+    let (sources, inputs) = match read_inputs(&a.inputs.all()) {
         Ok(x) => x,
         Err(e) => return Ok(e),
     };
@@ -243,7 +251,7 @@ pub fn diff(a: DiffArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
-    let (_, inputs) = match read_inputs(&a.paths) {
+    let (_, inputs) = match read_inputs(&a.inputs.all()) {
         Ok(x) => x,
         Err(e) => return Ok(e),
     };
@@ -292,7 +300,7 @@ pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         }
         policy.rules.retain(|r| a.rules.contains(&r.name));
     }
-    let (_, inputs) = match read_inputs(&a.paths) {
+    let (_, inputs) = match read_inputs(&a.inputs.all()) {
         Ok(x) => x,
         Err(e) => return Ok(e),
     };
@@ -308,6 +316,14 @@ pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         Output::Json => {
             let j = kfsched::explain::json(&policy, &outcomes);
             writeln!(stdout, "{}", serde_json::to_string_pretty(&j)?)?;
+        }
+        Output::Yaml => {
+            let j = kfsched::explain::json(&policy, &outcomes);
+            let v = kfsched::yaml::value::Value::from_json(&j);
+            let style = kfsched::yaml::BlockStyle::default();
+            for (k, v) in v.as_map().unwrap_or_default() {
+                stdout.write_all(style.entry(k, v, 0).as_bytes())?;
+            }
         }
     }
     stdout.flush()?;
