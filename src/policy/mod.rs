@@ -760,7 +760,26 @@ impl Validator {
             }
             let mut globs = Vec::new();
             for (i, g) in list.iter().enumerate() {
-                match Glob::new(g.as_str().unwrap_or(""), key == "names") {
+                let text = g.as_str().unwrap_or("");
+                match Glob::new(text, key == "names") {
+                    // A kind is one of a closed set: a glob that can match
+                    // none of them is a typo that would select nothing.
+                    Ok(g) if key == "kinds" && !known_kinds().any(|k| g.matches(k)) => {
+                        let hint = k8s::nearest(text, known_kinds())
+                            .or_else(|| {
+                                known_kinds()
+                                    .find(|k| k.eq_ignore_ascii_case(text.trim_end_matches('s')))
+                            })
+                            .map(|n| format!("; did you mean {n:?}?"))
+                            .unwrap_or_default();
+                        self.err(
+                            &format!("{p}[{i}]"),
+                            format!(
+                                "Unsupported value: {text:?}: matches no kind kfsched reads ({}){hint}",
+                                known_kinds().collect::<Vec<_>>().join(", ")
+                            ),
+                        );
+                    }
                     Ok(g) => globs.push(g),
                     Err(e) => self.err(&format!("{p}[{i}]"), e),
                 }
@@ -1040,6 +1059,13 @@ fn pool_name_ok(rule: &Rule, pools: &[NodePool]) -> bool {
     rule.pool
         .as_ref()
         .is_none_or(|p| pools.iter().any(|x| &x.name == p))
+}
+
+/// The document kinds `match.kinds` can name (SPEC §1): the formats kfsched reads.
+pub fn known_kinds() -> impl Iterator<Item = &'static str> + Clone {
+    std::iter::once("PipelineSpec")
+        .chain(crate::format::argo::KINDS.iter().copied())
+        .chain(crate::format::workload::KINDS.iter().copied())
 }
 
 #[cfg(test)]

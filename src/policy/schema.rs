@@ -519,6 +519,14 @@ impl<'t, 'a> Reader<'t, 'a> {
                         format!("{path}.{}", crate::yaml::tree::path_key(&key))
                     };
                     let Some(field) = fields.iter().find(|fl| fl.name == key) else {
+                        if let Some(place) = belongs(&key) {
+                            self.diag(
+                                k,
+                                &p,
+                                format!("unknown field {key:?} here: {key:?} goes {place}; check the indentation"),
+                            );
+                            continue;
+                        }
                         let hint = nearest(&key, fields.iter().map(|fl| fl.name))
                             .map(|n| format!("; did you mean {n:?}?"))
                             .unwrap_or_else(|| {
@@ -681,4 +689,19 @@ fn object_schema(fields: &[Field]) -> Json {
         m.insert("required".into(), json!(required));
     }
     Json::Object(m)
+}
+
+/// Where a policy field that is not known at some place belongs: a field
+/// of another level written at the wrong indentation gets that, not a
+/// did-you-mean for a neighbour (`names` at rule level is not `name`).
+fn belongs(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "names" | "images" | "pipelines" | "kinds" => "under a rule's `match:` or `exclude:`",
+        "tolerations" | "affinity" | "pool" | "podLabels" | "podAnnotations" | "strategy" => {
+            "on a rule (an item of `spec.rules`), beside `match:`"
+        }
+        "nodes" | "taints" => "on a node pool (an item of `spec.nodePools`)",
+        "rules" | "nodePools" => "under `spec:`",
+        _ => return None,
+    })
 }
