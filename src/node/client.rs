@@ -85,8 +85,14 @@ async fn load_config(opts: &ClientOptions) -> Result<Config, Error> {
                 )));
             }
             return Config::incluster().map_err(|e| {
+                // Why the in-cluster config failed matters only in a pod.
+                let pod = if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() {
+                    format!("; the in-cluster config failed: {e}")
+                } else {
+                    String::new()
+                };
                 Error::Config(format!(
-                    "no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG or create ~/.kube/config (and not running in a pod: {e})"
+                    "no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG or create ~/.kube/config{pod}"
                 ))
             });
         }

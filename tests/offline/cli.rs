@@ -1083,3 +1083,42 @@ fn kubectl_style_flags_and_no_silent_wait_on_a_terminal() {
         )
     );
 }
+
+/// `-v` on rewrite names the rules that matched nothing (as explain does
+/// always); without it, nothing is said (a hook's few files miss most
+/// rules). No kubeconfig anywhere: one line saying where one is looked for.
+#[test]
+fn verbose_rewrite_names_unmatched_rules_and_no_kubeconfig_is_one_line() {
+    let d = dir_with(&[
+        ("policy.yaml", POLICY),
+        ("a.yaml", &job("a", "pytorch/pytorch:2")),
+    ]);
+    let r = run_in(
+        d.path(),
+        &["rewrite", "--check", "-v", "-p", "policy.yaml", "a.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (
+            1,
+            "rules that matched nothing: never\nwould rewrite a.yaml\n"
+        )
+    );
+    let r = run_in(
+        d.path(),
+        &["rewrite", "--check", "-p", "policy.yaml", "a.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (1, "would rewrite a.yaml\n"));
+    let r = run_in(d.path(), &["node", "cordon", "worker-1"], None, &[]);
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (
+            2,
+            "error: no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG or create ~/.kube/config\n"
+        )
+    );
+}

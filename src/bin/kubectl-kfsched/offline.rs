@@ -145,6 +145,26 @@ fn run_all(
             }
         }
     }
+    // `explain` lists them itself; with `-v`, rewrite and diff say so too
+    // (not by default: a hook runs on a few files, which most rules miss).
+    if verbose && !details {
+        let mut hits = vec![0usize; policy.rules.len()];
+        for o in &outcomes {
+            for (h, n) in hits.iter_mut().zip(o.rule_hits(policy.rules.len())) {
+                *h += n;
+            }
+        }
+        let none: Vec<&str> = policy
+            .rules
+            .iter()
+            .zip(&hits)
+            .filter(|(_, h)| **h == 0)
+            .map(|(r, _)| r.name.as_str())
+            .collect();
+        if !none.is_empty() {
+            let _ = writeln!(err, "rules that matched nothing: {}", none.join(", "));
+        }
+    }
     Ok(outcomes)
 }
 
