@@ -53,6 +53,10 @@ pub struct FileOutcome {
     pub output: Option<String>,
     pub docs: Vec<DocReport>,
     pub warnings: Vec<Diagnostic>,
+    /// What the rules cannot write here (a field the format cannot hold, a
+    /// shared KFP v2 executor...), kept beside the reports only with
+    /// [`Options::report_errors`]; otherwise such a file is an `Err`.
+    pub errors: Vec<Diagnostic>,
 }
 
 impl FileOutcome {
@@ -89,6 +93,10 @@ pub struct Options {
     /// Fill [`ComponentReport::before`] and [`ComponentReport::after`]
     /// (for `explain`); otherwise they are null, which saves time and memory.
     pub details: bool,
+    /// Return the reports of a file whose rules cannot be written, with
+    /// the errors in [`FileOutcome::errors`] (for `explain`, which shows
+    /// what matched even then). Its output is then `None`.
+    pub report_errors: bool,
 }
 
 /// One input: a name for messages and its bytes.
@@ -149,7 +157,15 @@ pub(crate) fn merge_key_error(tree: &Tree, file: &str, key: NodeId) -> Diagnosti
 
 /// Rewrites one file's text under a policy.
 pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome, Vec<Diagnostic>> {
-    process_with(file, bytes, policy, Options { details: true })
+    process_with(
+        file,
+        bytes,
+        policy,
+        Options {
+            details: true,
+            report_errors: false,
+        },
+    )
 }
 
 /// Rewrites one file's text under a policy, with [`Options`].
@@ -172,6 +188,7 @@ pub fn process_with(
                 skipped: vec![],
             }],
             warnings: vec![],
+            errors: vec![],
         });
     }
     if let Some(Projection { value, end, splits }) = skim_kfp_v2(text) {
@@ -298,6 +315,7 @@ fn process_parsed(
                         action.trim_end()
                     ),
                 }],
+                errors: vec![],
             });
         }
         Err(e) => {
@@ -380,6 +398,15 @@ fn process_parsed(
     } = plan(&tree, &docs, &roots, policy, file, opts, &mut editor);
 
     if !errors.is_empty() {
+        if opts.report_errors {
+            return Ok(FileOutcome {
+                file: file.to_string(),
+                output: None,
+                docs: reports,
+                warnings,
+                errors,
+            });
+        }
         return Err(errors);
     }
     let first = editor.first_offset().unwrap_or(0);
@@ -414,6 +441,7 @@ fn process_parsed(
         output: output.filter(|o| o.as_bytes() != bytes),
         docs: reports,
         warnings,
+        errors: vec![],
     })
 }
 

@@ -1122,3 +1122,52 @@ fn verbose_rewrite_names_unmatched_rules_and_no_kubeconfig_is_one_line() {
         )
     );
 }
+
+/// `explain` is the tool for finding out why: a file whose rules cannot be
+/// written (pod affinity on a KFP v2 task) is still explained, with the
+/// error on stderr and exit 2, and so is every other file; an unreadable
+/// file is an error beside the others' reports.
+#[test]
+fn explain_shows_the_components_of_a_file_whose_rules_cannot_be_written() {
+    let case = root().join("testdata/bad/input-v2-pod-affinity");
+    let input = std::fs::read_to_string(case.join("input.yaml")).expect("input");
+    let policy = std::fs::read_to_string(case.join("policy.yaml")).expect("policy");
+    let d = dir_with(&[
+        ("policy.yaml", &policy),
+        ("v2.yaml", &input),
+        ("broken.yaml", "a: [\n"),
+        ("job.yaml", &job("summarize", "python:3")),
+    ]);
+    let r = run_in(
+        d.path(),
+        &[
+            "explain",
+            "-p",
+            "policy.yaml",
+            "v2.yaml",
+            "broken.yaml",
+            "job.yaml",
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 2);
+    let stderr: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(stderr.len(), 2, "{}", r.stderr);
+    assert!(
+        stderr[0].starts_with("error: policy.yaml:9:7: spec.rules[0].affinity: rule \"spread\" selects task \"summarize\" in v2.yaml"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        stderr[1].starts_with("error: broken.yaml:2:1: "),
+        "{}",
+        r.stderr
+    );
+    let out = r.stdout_str();
+    assert!(
+        out.contains("    task \"summarize\"\n      names:   summarize, comp-summarize, exec-summarize\n      images:  python:3.11-slim\n      matched  spread\n"),
+        "{out}"
+    );
+    assert!(out.contains("job.yaml  (would change)\n"), "{out}");
+}

@@ -103,16 +103,30 @@ fn run_all(
     verbose: bool,
     details: bool,
 ) -> Result<Vec<FileOutcome>, Exit> {
-    let results = rewrite::process_all(inputs, policy, rewrite::Options { details });
+    // `explain` (details) reports every file it can read, the ones whose
+    // rules cannot be written included, and prints the errors first.
+    let results = rewrite::process_all(
+        inputs,
+        policy,
+        rewrite::Options {
+            details,
+            report_errors: details,
+        },
+    );
     let mut outcomes = Vec::with_capacity(results.len());
     let mut errors = Vec::new();
     for r in results {
         match r {
-            Ok(o) => outcomes.push(o),
+            Ok(o) => {
+                errors.extend(o.errors.iter().cloned());
+                outcomes.push(o);
+            }
             Err(d) => errors.extend(d),
         }
     }
-    if !errors.is_empty() {
+    if !errors.is_empty() && details {
+        print_diags(&errors);
+    } else if !errors.is_empty() {
         print_diags(&errors);
         let n = inputs.len();
         eprintln!(
@@ -328,6 +342,9 @@ pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };
+    // Files that could not be read or whose rules cannot be written: their
+    // errors are printed; the rest is still explained, and the exit is 2.
+    let failed = outcomes.len() < inputs.len() || outcomes.iter().any(|o| !o.errors.is_empty());
     let mut stdout = std::io::stdout().lock();
     match a.output {
         Output::Text => {
@@ -347,7 +364,7 @@ pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         }
     }
     stdout.flush()?;
-    Ok(Exit::Ok)
+    Ok(if failed { Exit::Usage } else { Exit::Ok })
 }
 
 pub fn validate(policy: Option<PathBuf>) -> R {
