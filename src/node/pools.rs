@@ -464,7 +464,10 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
             Change::LabelConflict { .. } | Change::TaintConflict { .. }
         )
     });
-    let writes = changes.iter().any(Change::is_difference) && !has_conflict;
+    // An entry someone changed or removed since is dropped from the record
+    // even when nothing else changes: kept, a later `--prune` would remove
+    // a value the user set again by hand.
+    let writes = (changes.iter().any(Change::is_difference) || next != managed) && !has_conflict;
     let patch = writes.then(|| {
         let mut meta = Map::new();
         if !label_patch.is_empty() {
@@ -647,10 +650,15 @@ pub async fn apply(
                 let c: Vec<String> = conflicts.iter().map(|c| c.render()).collect();
                 return Step::Refuse(format!("node/{}: {}", p.node, c.join("; ")));
             }
+            let verb = if p.differences() > 0 {
+                "configured"
+            } else {
+                "unchanged (the record of earlier applies updated)"
+            };
             match p.patch {
                 Some(patch) => Step::Write {
                     patch,
-                    verb: "configured".into(),
+                    verb: verb.into(),
                     guard: true,
                     notes: vec![],
                 },
@@ -801,7 +809,12 @@ mod tests {
         let d = desired(&p, &n).unwrap();
         let plan = plan_node(&n, &d, &PoolOptions::default());
         assert_eq!(plan.differences(), 0, "{:?}", plan.changes);
-        assert!(plan.patch.is_none());
+        // `gone` is no longer on the node: only the record is written.
+        assert_eq!(
+            plan.patch,
+            Some(json!({"metadata": {"annotations": {MANAGED_ANNOTATION:
+                r#"{"labels":{"kfsched.dev/pool":"gpu","old":"x"},"taints":["kfsched.dev/pool=gpu:NoSchedule","old=x:NoExecute"]}"#}}}))
+        );
         let o = PoolOptions {
             prune: true,
             ..Default::default()

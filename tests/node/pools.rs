@@ -196,3 +196,63 @@ fn apply_diff_prune_touch_only_what_apply_added() {
         delete_nodes(&client, &nodes).await;
     });
 }
+
+/// An entry of the record that someone removed is dropped at the next
+/// apply even when nothing else changes, so a later `--prune` leaves alone
+/// the value the user sets again by hand (found by a review: the record was
+/// only rewritten beside another change).
+#[test]
+#[ignore = "needs the control plane: scripts/test.sh starts it"]
+fn a_value_removed_by_hand_leaves_the_record_and_survives_prune() {
+    let _g = shared();
+    let c = cluster();
+    let dir = tempfile::tempdir().expect("tempdir");
+    rt().block_on(async {
+        let client = c.client().await;
+        let id = unique("rec");
+        let gpu = format!("{id}-gpu-0");
+        let nodes = create_named_nodes(&client, &id, &[(&gpu, &[])]).await;
+        let with_zone = write(
+            dir.path(),
+            "zone.yaml",
+            &policy(&id, "    labels: {pool: gpu, zone: a}\n", None),
+        );
+        let without = write(
+            dir.path(),
+            "nozone.yaml",
+            &policy(&id, "    labels: {pool: gpu}\n", None),
+        );
+        c.pools("apply", &with_zone, &[]).ok();
+        assert_eq!(
+            managed(&client, &gpu).await.as_deref(),
+            Some(r#"{"labels":{"pool":"gpu","zone":"a"}}"#)
+        );
+        // The user removes zone; the next apply (zone no longer declared,
+        // nothing else to do) drops it from the record.
+        c.kfsched("label", &[&gpu, "zone-"]).ok();
+        let r = c.pools("apply", &without, &[]);
+        r.ok();
+        // (Other tests' nodes with records may be listed too.)
+        assert_eq!(
+            r.stdout
+                .lines()
+                .filter(|l| l.contains(gpu.as_str()))
+                .collect::<Vec<_>>(),
+            [format!(
+                "node/{gpu} unchanged (the record of earlier applies updated)"
+            )]
+        );
+        assert_eq!(
+            managed(&client, &gpu).await.as_deref(),
+            Some(r#"{"labels":{"pool":"gpu"}}"#)
+        );
+        // Set again by hand, it is the user's: prune keeps it.
+        c.kfsched("label", &[&gpu, "zone=a"]).ok();
+        c.pools("apply", &without, &["--prune"]).ok();
+        assert_eq!(
+            labels(&client, &gpu).await.get("zone").map(String::as_str),
+            Some("a")
+        );
+        delete_nodes(&client, &nodes).await;
+    });
+}
