@@ -1696,6 +1696,9 @@ fn print_report(out: &mut dyn Write, r: &NodeReport, opts: &DrainOptions, took: 
     } else {
         "evicted"
     };
+    // The rows first: a server dry run's `would be evicted` is wider than
+    // the other words, and the pod names stay in one column.
+    let mut rows: Vec<(String, String, String)> = Vec::new();
     for (pi, state) in &r.states {
         let p = &r.plans[*pi];
         let (word, why) = match state {
@@ -1706,7 +1709,10 @@ fn print_report(out: &mut dyn Write, r: &NodeReport, opts: &DrainOptions, took: 
             ),
             PodState::Terminating => (
                 removed_word.to_string(),
-                format!("{}; still terminating", p.afterlife()),
+                format!(
+                    "{}; still terminating (--skip-wait-for-delete-timeout SECONDS stops waiting for pods deleted longer ago)",
+                    p.afterlife()
+                ),
             ),
             PodState::SkippedWait => (
                 removed_word.to_string(),
@@ -1739,12 +1745,16 @@ fn print_report(out: &mut dyn Write, r: &NodeReport, opts: &DrainOptions, took: 
                 ),
             ),
         };
-        let _ = writeln!(out, "  {word:<8} {:<width$}  {why}", p.key());
+        rows.push((word, p.key(), why));
     }
     for p in &r.plans {
         if let Fate::Skip(why) = &p.fate {
-            let _ = writeln!(out, "  {:<8} {:<width$}  {why}", "left", p.key());
+            rows.push(("left".into(), p.key(), why.clone()));
         }
+    }
+    let words = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(8);
+    for (word, key, why) in rows {
+        let _ = writeln!(out, "  {word:<words$} {key:<width$}  {why}");
     }
     let gone_no_controller = r
         .states

@@ -277,6 +277,14 @@ fn drain_names_the_flags_then_evicts() {
         let r = c.kfsched("drain", &args);
         r.ok();
         assert_eq!(r.stdout.matches("would be evicted").count(), 4, "{}", r.stdout);
+        // The report's pod names line up, `would be evicted` and `left` alike.
+        let report = r.stdout.split("drain report for").nth(1).expect("a report");
+        let columns: std::collections::BTreeSet<usize> = report
+            .lines()
+            .filter(|l| l.starts_with("  "))
+            .map(|l| l.find(&format!(" {ns}/")).expect("a pod key"))
+            .collect();
+        assert_eq!(columns.len(), 1, "{}", r.stdout);
         assert!(!unschedulable(&client, a).await);
         assert_eq!(uids(&pods(&client, ns).await), before, "a server dry run evicted something");
 
