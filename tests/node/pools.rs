@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::cluster::{
-    Cluster, cluster, create_named_nodes, delete_nodes, get_node, labels, rt, run_bin, shared,
+    Cluster, cluster, create_named_nodes, delete_nodes, exclusive, get_node, labels, rt, run_bin,
     taints, unique,
 };
 use kfsched::node::pools::MANAGED_ANNOTATION;
@@ -56,7 +56,9 @@ fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 #[test]
 #[ignore = "needs the control plane: scripts/test.sh starts it"]
 fn apply_diff_prune_touch_only_what_apply_added() {
-    let _g = shared();
+    // `node apply` plans every node that carries a record, other tests'
+    // too, and `--prune` removes what their records hold: exclusive.
+    let _g = exclusive();
     let c = cluster();
     let dir = tempfile::tempdir().expect("tempdir");
     rt().block_on(async {
@@ -204,7 +206,9 @@ fn apply_diff_prune_touch_only_what_apply_added() {
 #[test]
 #[ignore = "needs the control plane: scripts/test.sh starts it"]
 fn a_value_removed_by_hand_leaves_the_record_and_survives_prune() {
-    let _g = shared();
+    // `node apply` plans every node that carries a record, other tests'
+    // too, and `--prune` removes what their records hold: exclusive.
+    let _g = exclusive();
     let c = cluster();
     let dir = tempfile::tempdir().expect("tempdir");
     rt().block_on(async {
