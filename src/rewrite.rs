@@ -121,6 +121,14 @@ pub fn process_all(
         .collect()
 }
 
+/// `rule "a" selects` / `rules "a", "b" select`, for quoted rule names.
+fn rules_select(rules: &[String]) -> String {
+    match rules {
+        [one] => format!("rule {one} selects"),
+        _ => format!("rules {} select", rules.join(", ")),
+    }
+}
+
 fn diag_at(tree: &Tree, file: &str, offset: usize, path: &str, message: String) -> Diagnostic {
     let (line, col) = crate::yaml::tree::line_col(tree.src(), offset);
     Diagnostic {
@@ -575,11 +583,9 @@ fn plan_docs(
                     tree.node(*at).start as usize,
                     &tree.path(*at),
                     format!(
-                        "{}: skipped: {reason} (rule{} {} select{} it)",
+                        "{}: skipped: {reason} ({} it)",
                         component.label,
-                        if rules.len() == 1 { "" } else { "s" },
-                        rules.join(", "),
-                        if rules.len() == 1 { "s" } else { "" }
+                        rules_select(&rules)
                     ),
                 ));
             }
@@ -696,10 +702,8 @@ fn plan_docs(
                     tree.node(*node).start as usize,
                     &tree.path(*node),
                     format!(
-                        "{msg} (rule{} {} select{} components of this workflow); nothing was written",
-                        if rules.len() == 1 { "" } else { "s" },
-                        rules.join(", "),
-                        if rules.len() == 1 { "s" } else { "" }
+                        "{msg} ({} components of this workflow); nothing was written",
+                        rules_select(&rules)
                     ),
                 ));
             }

@@ -17,6 +17,9 @@ use crate::yaml::skim::{Pattern, Then};
 use crate::yaml::tree::{Kind, NodeId, Tree};
 use crate::yaml::value::{Value, node_value};
 
+/// The kind `match.kinds` names a KFP v2 pipeline by (SPEC §1).
+pub const KIND: &str = "PipelineSpec";
+
 /// One pipeline document (and the platform document after it, if any).
 #[derive(Clone, Debug)]
 pub struct Pipeline {
@@ -270,7 +273,7 @@ impl Pipeline {
                     .or_default()
                     .push(p.components.len());
                 p.components.push(Component {
-                    kind: "PipelineSpec".into(),
+                    kind: KIND.into(),
                     pipeline: Some(name.clone()),
                     names,
                     images,

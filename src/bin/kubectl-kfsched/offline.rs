@@ -124,10 +124,10 @@ fn run_all(
             Err(d) => errors.extend(d),
         }
     }
-    if !errors.is_empty() && details {
+    if !errors.is_empty() {
         print_diags(&errors);
-    } else if !errors.is_empty() {
-        print_diags(&errors);
+    }
+    if !errors.is_empty() && !details {
         let n = inputs.len();
         eprintln!(
             "error: nothing was written ({} problem{} in {n} input{})",
