@@ -28,7 +28,7 @@ use crate::policy::{NodePool, Policy};
 /// The annotation that records what `node apply` added.
 pub const MANAGED_ANNOTATION: &str = "kfsched.dev/managed";
 
-/// The content of [`MANAGED_ANNOTATION`].
+/// What one policy's applies added to a node.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Managed {
@@ -43,9 +43,52 @@ impl Managed {
     fn is_empty(&self) -> bool {
         self.labels.is_empty() && self.taints.is_empty()
     }
+}
 
-    fn to_annotation(&self) -> Option<String> {
-        (!self.is_empty()).then(|| serde_json::to_string(self).unwrap_or_default())
+/// The content of [`MANAGED_ANNOTATION`]: what each policy added, by the
+/// policy's `metadata.name`, so two policies applied to one cluster (two
+/// teams, disjoint pools) never prune each other's values.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    pub policies: BTreeMap<String, Managed>,
+}
+
+/// A node's record, split into the applying policy's part and the rest.
+#[derive(Clone, Debug, Default)]
+struct Split {
+    own: Managed,
+    others: BTreeMap<String, Managed>,
+    /// Written by kfsched 0.1 (one record, no policy names): taken as the
+    /// applying policy's and rewritten in the current form.
+    legacy: bool,
+}
+
+impl Split {
+    /// The annotation's new value with `own` replaced by `next`; `None`
+    /// deletes it.
+    fn annotation(&self, policy: &str, next: &Managed) -> Option<String> {
+        let mut policies = self.others.clone();
+        if !next.is_empty() {
+            policies.insert(policy.to_string(), next.clone());
+        }
+        (!policies.is_empty())
+            .then(|| serde_json::to_string(&Record { policies }).unwrap_or_default())
+    }
+
+    /// The other policy whose record holds this label value.
+    fn label_owner(&self, key: &str, value: &str) -> Option<&str> {
+        self.others
+            .iter()
+            .find(|(_, m)| m.labels.get(key).map(String::as_str) == Some(value))
+            .map(|(p, _)| p.as_str())
+    }
+
+    fn taint_owner(&self, taint: &str) -> Option<&str> {
+        self.others
+            .iter()
+            .find(|(_, m)| m.taints.iter().any(|t| t == taint))
+            .map(|(p, _)| p.as_str())
     }
 }
 
@@ -60,6 +103,8 @@ pub struct PoolOptions {
 /// What the pools want on one node.
 #[derive(Clone, Debug, Default)]
 pub struct Desired {
+    /// The policy's `metadata.name`: whose record entries these are.
+    pub policy: String,
     pub pools: Vec<String>,
     /// key → (value, pool)
     pub labels: BTreeMap<String, (String, String)>,
@@ -84,6 +129,8 @@ pub enum Change {
         have: String,
         want: String,
         pool: String,
+        /// Another policy whose apply added `have`.
+        owner: Option<String>,
     },
     /// `--prune`: added by an earlier apply, no longer declared.
     RemoveLabel {
@@ -104,6 +151,7 @@ pub enum Change {
         have: String,
         want: String,
         pool: String,
+        owner: Option<String>,
     },
     RemoveTaint(String),
     StaleTaint(String),
@@ -124,9 +172,11 @@ impl Change {
                 have,
                 want,
                 pool,
+                owner,
             } => {
                 format!(
-                    "! label {key}={have}: pool {pool:?} wants {key}={want} (use --overwrite to replace it)"
+                    "! label {key}={have}{}: pool {pool:?} wants {key}={want} (use --overwrite to replace it)",
+                    added_by(owner)
                 )
             }
             Change::RemoveLabel { key, value } => {
@@ -141,9 +191,15 @@ impl Change {
             }
             Change::AddTaint(t) => format!("+ taint {t}"),
             Change::SetTaint { from, to } => format!("~ taint {from} -> {to}"),
-            Change::TaintConflict { have, want, pool } => {
+            Change::TaintConflict {
+                have,
+                want,
+                pool,
+                owner,
+            } => {
                 format!(
-                    "! taint {have}: pool {pool:?} wants {want} (use --overwrite to replace it)"
+                    "! taint {have}{}: pool {pool:?} wants {want} (use --overwrite to replace it)",
+                    added_by(owner)
                 )
             }
             Change::RemoveTaint(t) => {
@@ -154,6 +210,13 @@ impl Change {
             }
         }
     }
+}
+
+fn added_by(owner: &Option<String>) -> String {
+    owner
+        .as_ref()
+        .map(|p| format!(" (added by policy {p:?})"))
+        .unwrap_or_default()
 }
 
 /// A node's plan: its changes and the patch that makes them.
@@ -235,7 +298,10 @@ fn pools_of<'p>(policy: &'p Policy, node: &Node) -> Vec<&'p NodePool> {
 
 /// What every pool wants on this node; pools that disagree are an error.
 pub fn desired(policy: &Policy, node: &Node) -> Result<Desired, String> {
-    let mut d = Desired::default();
+    let mut d = Desired {
+        policy: policy.name.clone(),
+        ..Default::default()
+    };
     let name = name_of(node);
     for pool in pools_of(policy, node) {
         d.pools.push(pool.name.clone());
@@ -272,23 +338,34 @@ pub fn desired(policy: &Policy, node: &Node) -> Result<Desired, String> {
     Ok(d)
 }
 
-fn read_managed(node: &Node, notes: &mut Vec<String>) -> Managed {
+fn read_record(node: &Node, policy: &str, notes: &mut Vec<String>) -> Split {
     let Some(raw) = node
         .metadata
         .annotations
         .as_ref()
         .and_then(|a| a.get(MANAGED_ANNOTATION))
     else {
-        return Managed::default();
+        return Split::default();
     };
+    if let Ok(mut r) = serde_json::from_str::<Record>(raw) {
+        return Split {
+            own: r.policies.remove(policy).unwrap_or_default(),
+            others: r.policies,
+            legacy: false,
+        };
+    }
     match serde_json::from_str::<Managed>(raw) {
-        Ok(m) => m,
+        Ok(m) => Split {
+            own: m,
+            others: BTreeMap::new(),
+            legacy: true,
+        },
         Err(e) => {
             notes.push(format!(
                 "node/{}: annotation {MANAGED_ANNOTATION} is not kfsched's ({e}); treating it as empty, so --prune removes nothing on this node",
                 name_of(node)
             ));
-            Managed::default()
+            Split::default()
         }
     }
 }
@@ -308,7 +385,8 @@ fn same_value(a: &Taint, b: &Taint) -> bool {
 pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
     let name = name_of(node).to_string();
     let mut notes = Vec::new();
-    let managed = read_managed(node, &mut notes);
+    let split = read_record(node, &want.policy, &mut notes);
+    let managed = &split.own;
     let empty = BTreeMap::new();
     let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
     let mut taints: Vec<Taint> = node
@@ -352,6 +430,7 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
                         have: cur.clone(),
                         want: v.clone(),
                         pool: pool.clone(),
+                        owner: split.label_owner(k, cur).map(str::to_string),
                     });
                 }
             }
@@ -427,6 +506,7 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
                         have: display(&cur),
                         want: display(t),
                         pool: pool.clone(),
+                        owner: split.taint_owner(&display(&cur)).map(str::to_string),
                     });
                 }
             }
@@ -467,14 +547,18 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
     // An entry someone changed or removed since is dropped from the record
     // even when nothing else changes: kept, a later `--prune` would remove
     // a value the user set again by hand.
-    let writes = (changes.iter().any(Change::is_difference) || next != managed) && !has_conflict;
+    let record_changed = next != *managed || split.legacy;
+    let writes = (changes.iter().any(Change::is_difference) || record_changed) && !has_conflict;
     let patch = writes.then(|| {
         let mut meta = Map::new();
         if !label_patch.is_empty() {
             meta.insert("labels".into(), Json::Object(label_patch));
         }
-        if next != managed {
-            let value = next.to_annotation().map(Json::String).unwrap_or(Json::Null);
+        if record_changed {
+            let value = split
+                .annotation(&want.policy, &next)
+                .map(Json::String)
+                .unwrap_or(Json::Null);
             meta.insert("annotations".into(), json!({ MANAGED_ANNOTATION: value }));
         }
         let mut p = Map::new();
@@ -500,7 +584,8 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
     }
 }
 
-/// Plans every node that a pool selects or that carries the annotation.
+/// Plans every node that a pool selects or whose record holds entries of
+/// this policy.
 pub fn plan_all(
     policy: &Policy,
     nodes: &[Fetched],
@@ -509,11 +594,8 @@ pub fn plan_all(
     let mut plans = Vec::new();
     let mut errors = Vec::new();
     for n in nodes.iter().map(|f| &f.node) {
-        let annotated = n
-            .metadata
-            .annotations
-            .as_ref()
-            .is_some_and(|a| a.contains_key(MANAGED_ANNOTATION));
+        let split = read_record(n, &policy.name, &mut Vec::new());
+        let annotated = split.legacy || !split.own.is_empty();
         match desired(policy, n) {
             Err(e) => errors.push(e),
             Ok(d) if d.pools.is_empty() && !annotated => {}
@@ -525,6 +607,18 @@ pub fn plan_all(
     }
     plans.sort_by(|a, b| a.node.cmp(&b.node));
     Ok(plans)
+}
+
+/// The record keeps each policy's entries under its name, so pools need one.
+pub fn require_name(policy: &Policy) -> Result<(), Error> {
+    if !policy.name.is_empty() {
+        return Ok(());
+    }
+    let (line, col) = policy.location("metadata.name");
+    Err(Error::Usage(format!(
+        "{}:{line}:{col}: metadata.name: Required value: node apply and node diff record what they add under the policy's name (annotation {MANAGED_ANNOTATION}); give the policy a metadata.name",
+        policy.file
+    )))
 }
 
 fn header(p: &NodePlan) -> String {
@@ -552,6 +646,7 @@ async fn read(
     policy: &Policy,
     err: &mut dyn Write,
 ) -> Result<Vec<Fetched>, Error> {
+    require_name(policy)?;
     for p in &policy.pools {
         if p.nodes.is_empty() && p.node_selector.is_none() {
             let _ = writeln!(
@@ -767,7 +862,7 @@ mod tests {
         assert_eq!(patch["metadata"]["labels"]["kfsched.dev/pool"], "gpu");
         assert_eq!(
             patch["metadata"]["annotations"][MANAGED_ANNOTATION],
-            r#"{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}"#
+            r#"{"policies":{"p":{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}}}"#
         );
     }
 
@@ -791,7 +886,7 @@ mod tests {
         let patch = plan.patch.unwrap();
         assert_eq!(
             patch["metadata"]["annotations"][MANAGED_ANNOTATION],
-            r#"{"taints":["kfsched.dev/pool=gpu:NoSchedule"]}"#
+            r#"{"policies":{"p":{"taints":["kfsched.dev/pool=gpu:NoSchedule"]}}}"#
         );
     }
 
@@ -803,7 +898,7 @@ mod tests {
             &[("kfsched.dev/pool", "gpu"), ("old", "x"), ("mine", "y")],
             &["kfsched.dev/pool=gpu:NoSchedule", "old=x:NoExecute"],
             Some(
-                r#"{"labels":{"kfsched.dev/pool":"gpu","old":"x","gone":"z"},"taints":["kfsched.dev/pool=gpu:NoSchedule","old=x:NoExecute"]}"#,
+                r#"{"policies":{"p":{"labels":{"kfsched.dev/pool":"gpu","old":"x","gone":"z"},"taints":["kfsched.dev/pool=gpu:NoSchedule","old=x:NoExecute"]}}}"#,
             ),
         );
         let d = desired(&p, &n).unwrap();
@@ -813,7 +908,7 @@ mod tests {
         assert_eq!(
             plan.patch,
             Some(json!({"metadata": {"annotations": {MANAGED_ANNOTATION:
-                r#"{"labels":{"kfsched.dev/pool":"gpu","old":"x"},"taints":["kfsched.dev/pool=gpu:NoSchedule","old=x:NoExecute"]}"#}}}))
+                r#"{"policies":{"p":{"labels":{"kfsched.dev/pool":"gpu","old":"x"},"taints":["kfsched.dev/pool=gpu:NoSchedule","old=x:NoExecute"]}}}"#}}}))
         );
         let o = PoolOptions {
             prune: true,
@@ -826,8 +921,145 @@ mod tests {
         assert_eq!(patch["spec"]["taints"].as_array().unwrap().len(), 1);
         assert_eq!(
             patch["metadata"]["annotations"][MANAGED_ANNOTATION],
-            r#"{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}"#
+            r#"{"policies":{"p":{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}}}"#
         );
+    }
+
+    /// Team A's policy `p` owns gpu-*; team B's `other` owns cpu-*. Each
+    /// apply keeps the other's entries, and neither prunes the other's.
+    #[test]
+    fn two_policies_keep_their_own_records() {
+        let p = policy();
+        let record = r#"{"policies":{"other":{"labels":{"team":"b"},"taints":["team=b:NoSchedule"]},"p":{"labels":{"old":"x"}}}}"#;
+        let n = node(
+            "gpu-1",
+            &[("team", "b"), ("old", "x")],
+            &["team=b:NoSchedule"],
+            Some(record),
+        );
+        let o = PoolOptions {
+            prune: true,
+            ..Default::default()
+        };
+        let plan = plan_node(&n, &desired(&p, &n).unwrap(), &o);
+        // p's stale `old` goes; `other`'s label and taint stay on the node
+        // and in the record.
+        assert_eq!(
+            plan.changes,
+            [
+                Change::AddLabel {
+                    key: "kfsched.dev/pool".into(),
+                    value: "gpu".into()
+                },
+                Change::RemoveLabel {
+                    key: "old".into(),
+                    value: "x".into()
+                },
+                Change::AddTaint("kfsched.dev/pool=gpu:NoSchedule".into()),
+            ]
+        );
+        let patch = plan.patch.unwrap();
+        assert_eq!(
+            patch["metadata"]["labels"],
+            json!({"kfsched.dev/pool": "gpu", "old": null})
+        );
+        assert_eq!(
+            patch["spec"]["taints"].as_array().unwrap().len(),
+            2,
+            "{patch}"
+        );
+        assert_eq!(
+            patch["metadata"]["annotations"][MANAGED_ANNOTATION],
+            r#"{"policies":{"other":{"labels":{"team":"b"},"taints":["team=b:NoSchedule"]},"p":{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}}}"#
+        );
+
+        // A node of `other`'s alone is not planned by `p` at all, even with --prune.
+        let cpu = node(
+            "cpu-1",
+            &[("team", "b")],
+            &["team=b:NoSchedule"],
+            Some(
+                r#"{"policies":{"other":{"labels":{"team":"b"},"taints":["team=b:NoSchedule"]}}}"#,
+            ),
+        );
+        let plans = plan_all(
+            &p,
+            &[Fetched {
+                node: cpu.clone(),
+                raw: Json::Null,
+            }],
+            &o,
+        )
+        .unwrap();
+        assert!(plans.is_empty(), "{plans:?}");
+
+        // The last entry of `p` removed: `other`'s record is what remains.
+        let none = Policy::from_bytes(
+            "p.yaml",
+            b"apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: p}\nspec:\n  rules: []\n",
+        )
+        .unwrap();
+        let gpu = node("gpu-1", &[("team", "b"), ("old", "x")], &[], Some(record));
+        let plan = plan_node(&gpu, &desired(&none, &gpu).unwrap(), &o);
+        assert_eq!(
+            plan.patch.unwrap()["metadata"]["annotations"][MANAGED_ANNOTATION],
+            r#"{"policies":{"other":{"labels":{"team":"b"},"taints":["team=b:NoSchedule"]}}}"#
+        );
+    }
+
+    #[test]
+    fn a_conflict_names_the_policy_that_added_the_value() {
+        let p = policy();
+        let n = node(
+            "gpu-1",
+            &[("kfsched.dev/pool", "cpu")],
+            &[],
+            Some(r#"{"policies":{"other":{"labels":{"kfsched.dev/pool":"cpu"}}}}"#),
+        );
+        let plan = plan_node(&n, &desired(&p, &n).unwrap(), &PoolOptions::default());
+        let c: Vec<String> = plan.conflicts().iter().map(|c| c.render()).collect();
+        assert_eq!(
+            c,
+            [
+                r#"! label kfsched.dev/pool=cpu (added by policy "other"): pool "gpu" wants kfsched.dev/pool=gpu (use --overwrite to replace it)"#
+            ]
+        );
+    }
+
+    /// kfsched 0.1 wrote one record without policy names: the first policy
+    /// to apply takes it as its own and rewrites it.
+    #[test]
+    fn a_record_without_policy_names_is_taken_and_rewritten() {
+        let p = policy();
+        let n = node(
+            "gpu-1",
+            &[("kfsched.dev/pool", "gpu")],
+            &["kfsched.dev/pool=gpu:NoSchedule"],
+            Some(
+                r#"{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}"#,
+            ),
+        );
+        let plan = plan_node(&n, &desired(&p, &n).unwrap(), &PoolOptions::default());
+        assert_eq!(plan.differences(), 0);
+        assert_eq!(
+            plan.patch,
+            Some(json!({"metadata": {"annotations": {MANAGED_ANNOTATION:
+                r#"{"policies":{"p":{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}}}"#}}}))
+        );
+    }
+
+    #[test]
+    fn pools_need_a_policy_name() {
+        let unnamed = Policy::from_bytes(
+            "p.yaml",
+            b"apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  nodePools:\n  - name: gpu\n    labels: {a: b}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            require_name(&unnamed).unwrap_err().to_string(),
+            "p.yaml:1:1: metadata.name: Required value: node apply and node diff record what they add under the policy's name (annotation kfsched.dev/managed); give the policy a metadata.name"
+        );
+        assert!(require_name(&policy()).is_ok());
     }
 
     #[test]

@@ -34,8 +34,9 @@ fn pipeline(script: &str, kubeconfig: &std::path::Path) -> Run {
 #[test]
 #[ignore = "needs the control plane: scripts/cluster.sh start"]
 fn live_workloads_piped_through_rewrite_land_on_the_pool() {
-    // `node apply` touches every node that carries a record (see pools.rs).
-    let _guard = exclusive();
+    // The policy's name is unique, so its `node apply` plans only its own
+    // nodes and those carrying its own records.
+    let _guard = shared();
     let c = cluster();
     rt().block_on(async {
         let client = c.client().await;
@@ -51,7 +52,7 @@ fn live_workloads_piped_through_rewrite_land_on_the_pool() {
             format!(
                 "apiVersion: kfsched.dev/v1alpha1
 kind: SchedulingPolicy
-metadata: {{name: live}}
+metadata: {{name: {id}}}
 spec:
   nodePools:
   - name: experiment

@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::cluster::{
-    Cluster, cluster, create_named_nodes, delete_nodes, exclusive, get_node, labels, rt, run_bin,
+    Cluster, cluster, create_named_nodes, delete_nodes, get_node, labels, rt, run_bin, shared,
     taints, unique,
 };
 use kfsched::node::pools::MANAGED_ANNOTATION;
 
 fn policy(id: &str, gpu: &str, fast: Option<&str>) -> String {
     let mut s = format!(
-        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {{name: pools}}\nspec:\n  nodePools:\n  - name: gpu\n    nodes: [\"{id}-gpu-*\"]\n{gpu}"
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {{name: {id}}}\nspec:\n  nodePools:\n  - name: gpu\n    nodes: [\"{id}-gpu-*\"]\n{gpu}"
     );
     if let Some(f) = fast {
         s.push_str(&format!(
@@ -46,6 +46,11 @@ async fn managed(client: &kube::Client, node: &str) -> Option<String> {
         .and_then(|a| a.get(MANAGED_ANNOTATION).cloned())
 }
 
+/// The annotation holding one policy's entries.
+fn rec(policy: &str, entries: &str) -> String {
+    format!(r#"{{"policies":{{"{policy}":{entries}}}}}"#)
+}
+
 fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()
@@ -56,9 +61,9 @@ fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 #[test]
 #[ignore = "needs the control plane: scripts/test.sh starts it"]
 fn apply_diff_prune_touch_only_what_apply_added() {
-    // `node apply` plans every node that carries a record, other tests'
-    // too, and `--prune` removes what their records hold: exclusive.
-    let _g = exclusive();
+    // Each test's policy has its own name, so its apply and --prune reach
+    // only the nodes its pools select and its own records.
+    let _g = shared();
     let c = cluster();
     let dir = tempfile::tempdir().expect("tempdir");
     rt().block_on(async {
@@ -115,10 +120,10 @@ fn apply_diff_prune_touch_only_what_apply_added() {
         assert_eq!(labels(&client, &gpu).await, map(&[("owner", "alice"), ("kfsched.dev/pool", "gpu")]));
         assert_eq!(
             managed(&client, &gpu).await.as_deref(),
-            Some(r#"{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}"#)
+            Some(rec(&id, r#"{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}"#).as_str())
         );
         assert_eq!(taints(&client, &ssd).await, ["tier=fast:PreferNoSchedule"]);
-        assert_eq!(managed(&client, &ssd).await.as_deref(), Some(r#"{"taints":["tier=fast:PreferNoSchedule"]}"#));
+        assert_eq!(managed(&client, &ssd).await.as_deref(), Some(rec(&id, r#"{"taints":["tier=fast:PreferNoSchedule"]}"#).as_str()));
         c.pools("diff", &v1, &[]).ok();
         // The policy found through $KFSCHED_POLICY works the same.
         let admin = c.admin.display().to_string();
@@ -167,7 +172,7 @@ fn apply_diff_prune_touch_only_what_apply_added() {
         r.ok();
         assert_eq!(taints(&client, &gpu).await, ["user=1:NoSchedule"]);
         assert_eq!(labels(&client, &gpu).await, map(&[("owner", "alice"), ("kfsched.dev/gpu", "yes")]));
-        assert_eq!(managed(&client, &gpu).await.as_deref(), Some(r#"{"labels":{"kfsched.dev/gpu":"yes"}}"#));
+        assert_eq!(managed(&client, &gpu).await.as_deref(), Some(rec(&id, r#"{"labels":{"kfsched.dev/gpu":"yes"}}"#).as_str()));
 
         // The fast pool goes away: its node is pruned although no pool selects it now.
         let v4 = write(dir.path(), "v4.yaml", &policy(&id, "    labels: {kfsched.dev/gpu: \"yes\"}\n", None));
@@ -206,9 +211,9 @@ fn apply_diff_prune_touch_only_what_apply_added() {
 #[test]
 #[ignore = "needs the control plane: scripts/test.sh starts it"]
 fn a_value_removed_by_hand_leaves_the_record_and_survives_prune() {
-    // `node apply` plans every node that carries a record, other tests'
-    // too, and `--prune` removes what their records hold: exclusive.
-    let _g = exclusive();
+    // Each test's policy has its own name, so its apply and --prune reach
+    // only the nodes its pools select and its own records.
+    let _g = shared();
     let c = cluster();
     let dir = tempfile::tempdir().expect("tempdir");
     rt().block_on(async {
@@ -229,26 +234,22 @@ fn a_value_removed_by_hand_leaves_the_record_and_survives_prune() {
         c.pools("apply", &with_zone, &[]).ok();
         assert_eq!(
             managed(&client, &gpu).await.as_deref(),
-            Some(r#"{"labels":{"pool":"gpu","zone":"a"}}"#)
+            Some(rec(&id, r#"{"labels":{"pool":"gpu","zone":"a"}}"#).as_str())
         );
         // The user removes zone; the next apply (zone no longer declared,
         // nothing else to do) drops it from the record.
         c.kfsched("label", &[&gpu, "zone-"]).ok();
         let r = c.pools("apply", &without, &[]);
         r.ok();
-        // (Other tests' nodes with records may be listed too.)
         assert_eq!(
-            r.stdout
-                .lines()
-                .filter(|l| l.contains(gpu.as_str()))
-                .collect::<Vec<_>>(),
+            r.stdout.lines().collect::<Vec<_>>(),
             [format!(
                 "node/{gpu} unchanged (the record of earlier applies updated)"
             )]
         );
         assert_eq!(
             managed(&client, &gpu).await.as_deref(),
-            Some(r#"{"labels":{"pool":"gpu"}}"#)
+            Some(rec(&id, r#"{"labels":{"pool":"gpu"}}"#).as_str())
         );
         // Set again by hand, it is the user's: prune keeps it.
         c.kfsched("label", &[&gpu, "zone=a"]).ok();
@@ -256,6 +257,109 @@ fn a_value_removed_by_hand_leaves_the_record_and_survives_prune() {
         assert_eq!(
             labels(&client, &gpu).await.get("zone").map(String::as_str),
             Some("a")
+        );
+        delete_nodes(&client, &nodes).await;
+    });
+}
+
+/// Two teams' policies on one cluster: each apply records its entries under
+/// its policy's name, so one team's `--prune` removes only what its own
+/// applies added, on a node both pools share too.
+#[test]
+#[ignore = "needs the control plane: scripts/test.sh starts it"]
+fn two_policies_on_one_cluster_prune_only_their_own_values() {
+    let _g = shared();
+    let c = cluster();
+    let dir = tempfile::tempdir().expect("tempdir");
+    rt().block_on(async {
+        let client = c.client().await;
+        let id = unique("teams");
+        let (a, b, ab) = (
+            format!("{id}-a-0"),
+            format!("{id}-b-0"),
+            format!("{id}-ab-0"),
+        );
+        let nodes = create_named_nodes(&client, &id, &[(&a, &[]), (&b, &[]), (&ab, &[])]).await;
+        let team = |name: &str, pools: &str| {
+            format!(
+                "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {{name: {id}-{name}}}\nspec:\n{pools}"
+            )
+        };
+        let team_a = write(
+            dir.path(),
+            "a.yaml",
+            &team(
+                "a",
+                &format!("  nodePools:\n  - name: gpu\n    nodes: [{a}, {ab}]\n    labels: {{a.example/pool: gpu}}\n    taints:\n    - {{key: a.example/pool, value: gpu, effect: NoSchedule}}\n"),
+            ),
+        );
+        let team_b = write(
+            dir.path(),
+            "b.yaml",
+            &team(
+                "b",
+                &format!("  nodePools:\n  - name: cpu\n    nodes: [{b}, {ab}]\n    labels: {{b.example/pool: cpu}}\n"),
+            ),
+        );
+        c.pools("apply", &team_a, &[]).ok();
+        let r = c.pools("apply", &team_b, &[]);
+        r.ok();
+        assert!(!r.stdout.contains(&a), "team b planned team a's node: {}", r.stdout);
+        let a_entries = r#"{"labels":{"a.example/pool":"gpu"},"taints":["a.example/pool=gpu:NoSchedule"]}"#;
+        let b_entries = r#"{"labels":{"b.example/pool":"cpu"}}"#;
+        assert_eq!(
+            managed(&client, &ab).await,
+            Some(format!(r#"{{"policies":{{"{id}-a":{a_entries},"{id}-b":{b_entries}}}}}"#))
+        );
+        c.pools("diff", &team_a, &["--prune"]).ok();
+        c.pools("diff", &team_b, &["--prune"]).ok();
+
+        // Team a gives up its pool and prunes: its values go from both of
+        // its nodes; team b's label, on the shared node too, stays.
+        let b_rv = get_node(&client, &b).await.metadata.resource_version;
+        let gone = write(dir.path(), "a2.yaml", &team("a", "  rules: []\n"));
+        let r = c.pools("apply", &gone, &["--prune"]);
+        r.ok();
+        assert!(r.stdout.contains(&format!("node/{a} (in no pool now):")), "{}", r.stdout);
+        assert!(r.stdout.contains(&format!("node/{ab} (in no pool now):")), "{}", r.stdout);
+        assert!(!r.stdout.contains(&b), "{}", r.stdout);
+        assert_eq!(get_node(&client, &b).await.metadata.resource_version, b_rv);
+        assert!(!labels(&client, &a).await.contains_key("a.example/pool"));
+        assert!(taints(&client, &a).await.is_empty());
+        assert_eq!(managed(&client, &a).await, None);
+        assert_eq!(labels(&client, &ab).await.get("b.example/pool").map(String::as_str), Some("cpu"));
+        assert!(!labels(&client, &ab).await.contains_key("a.example/pool"));
+        assert!(taints(&client, &ab).await.is_empty());
+        assert_eq!(managed(&client, &ab).await, Some(rec(&format!("{id}-b"), b_entries)));
+        c.pools("diff", &team_b, &["--prune"]).ok();
+
+        // A third policy wanting another value of team b's label is told whose it is.
+        let team_c = write(
+            dir.path(),
+            "c.yaml",
+            &team("c", &format!("  nodePools:\n  - name: other\n    nodes: [{b}]\n    labels: {{b.example/pool: other}}\n")),
+        );
+        let r = c.pools("diff", &team_c, &[]);
+        r.code(1);
+        assert!(
+            r.stdout.contains(&format!(
+                "! label b.example/pool=cpu (added by policy \"{id}-b\"): pool \"other\" wants b.example/pool=other (use --overwrite to replace it)"
+            )),
+            "{}",
+            r.stdout
+        );
+
+        // A policy without a name cannot keep a record: exit 2, before any request.
+        let unnamed = write(
+            dir.path(),
+            "unnamed.yaml",
+            &format!("apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  nodePools:\n  - name: x\n    nodes: [{b}]\n    labels: {{x: y}}\n"),
+        );
+        let r = run_bin(&["-p", &unnamed, "node", "apply", "--kubeconfig", "/nonexistent"], &[]);
+        r.code(2);
+        assert_eq!(
+            r.stderr.trim(),
+            format!("error: {unnamed}:1:1: metadata.name: Required value: node apply and node diff record what they add under the policy's name (annotation kfsched.dev/managed); give the policy a metadata.name")
         );
         delete_nodes(&client, &nodes).await;
     });

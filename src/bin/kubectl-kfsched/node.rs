@@ -322,6 +322,7 @@ fn prepare(
         }
         NodeCommand::Apply(a) => {
             let p = load_policy(policy, err)?;
+            pools::require_name(&p).map_err(|e| usage(err, e.to_string()))?;
             Job::Apply(
                 Box::new(p),
                 PoolOptions {
@@ -333,6 +334,7 @@ fn prepare(
         }
         NodeCommand::Diff(a) => {
             let p = load_policy(policy, err)?;
+            pools::require_name(&p).map_err(|e| usage(err, e.to_string()))?;
             Job::Diff(
                 Box::new(p),
                 PoolOptions {
