@@ -689,13 +689,28 @@ pub async fn diff(
 /// What `node diff` says when there is nothing to do: only the nodes that
 /// are in a pool are counted (plans also hold nodes that are in no pool
 /// any more but carry an earlier apply's record).
+/// Entries listed with `?` (no longer declared, kept without `--prune`)
+/// are named too, so the listing above it does not read as a contradiction.
 fn no_differences(plans: &[NodePlan]) -> String {
     let members = plans.iter().filter(|p| !p.pools.is_empty()).count();
-    match members {
-        0 => "no differences: no node is in any of the policy's pools".into(),
+    let mut s = match members {
+        0 => "no differences: no node is in any of the policy's pools".to_string(),
         1 => "no differences: the 1 node in the policy's pools already matches them".into(),
         n => format!("no differences: the {n} nodes in the policy's pools already match them"),
+    };
+    let stale = plans
+        .iter()
+        .flat_map(|p| &p.changes)
+        .filter(|c| !c.is_difference())
+        .count();
+    match stale {
+        0 => {}
+        1 => s.push_str(" (1 value marked ? stays until node apply --prune)"),
+        n => s.push_str(&format!(
+            " ({n} values marked ? stay until node apply --prune)"
+        )),
     }
+    s
 }
 
 /// `node apply`: writes every node's plan. Conflicts (someone else's value
@@ -838,6 +853,18 @@ mod tests {
         assert_eq!(
             no_differences(&[plan("c", &[])]),
             "no differences: no node is in any of the policy's pools"
+        );
+        let mut stale = plan("a", &["gpu"]);
+        stale.changes = vec![
+            Change::StaleLabel {
+                key: "k".into(),
+                value: "v".into(),
+            },
+            Change::StaleTaint("k=v:NoSchedule".into()),
+        ];
+        assert_eq!(
+            no_differences(&[stale, plan("b", &[])]),
+            "no differences: the 1 node in the policy's pools already matches them (2 values marked ? stay until node apply --prune)"
         );
     }
 

@@ -167,6 +167,7 @@ fn apply_diff_prune_touch_only_what_apply_added() {
         let r = c.pools("diff", &v3, &[]);
         r.ok();
         assert!(r.stdout.contains("? label kfsched.dev/pool=gpu is no longer in the policy (use --prune"), "{}", r.stdout);
+        assert!(r.stderr.contains("already match them (2 values marked ? stay until node apply --prune)"), "{}", r.stderr);
         c.pools("diff", &v3, &["--prune"]).code(1);
         let r = c.pools("apply", &v3, &["--prune"]);
         r.ok();
