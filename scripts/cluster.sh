@@ -259,14 +259,15 @@ EOF
   launch kube-scheduler "$BIN/kube-scheduler" --config="$RUN/scheduler.yaml" \
     --bind-address=127.0.0.1 --secure-port="$SCHED_PORT" --cert-dir="$P/scheduler-certdir"
 
-  # taint-eviction-controller is left out on purpose (no NoExecute evictions when a
-  # heartbeat is late on a loaded machine); node-ipam, csr and token controllers need
-  # extra flags and nothing here uses them.
+  # taint-eviction-controller enforces NoExecute taints (tests/node/noexecute.rs); a
+  # heartbeat late on a loaded machine would only taint a node after the 2m grace
+  # period, and pods tolerate that taint for 300 s more. node-ipam, csr and token
+  # controllers need extra flags and nothing here uses them.
   launch kube-controller-manager "$BIN/kube-controller-manager" \
     --kubeconfig="$RUN/admin.kubeconfig" --leader-elect=false \
     --bind-address=127.0.0.1 --secure-port="$KCM_PORT" --cert-dir="$P/kcm-certdir" \
     --root-ca-file="$P/ca.crt" \
-    --controllers=serviceaccount-controller,namespace-controller,garbage-collector-controller,replicaset-controller,deployment-controller,statefulset-controller,daemonset-controller,job-controller,disruption-controller,pod-garbage-collector-controller,node-lifecycle-controller,root-ca-certificate-publisher-controller \
+    --controllers=serviceaccount-controller,namespace-controller,garbage-collector-controller,replicaset-controller,deployment-controller,statefulset-controller,daemonset-controller,job-controller,disruption-controller,pod-garbage-collector-controller,node-lifecycle-controller,taint-eviction-controller,root-ca-certificate-publisher-controller \
     --node-monitor-grace-period=2m
 
   # kwok: fake kubelet for all nodes. HOME=$RUN so no ~/.kwok/kwok.yaml sneaks in.

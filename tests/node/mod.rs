@@ -10,6 +10,7 @@ mod cluster;
 mod concurrency;
 mod drain;
 mod live_objects;
+mod noexecute;
 mod pools;
 mod taint_label;
 mod validation;
