@@ -518,6 +518,7 @@ impl Sources for Environment {
             kubeconfig_env: self.kubeconfig_env.clone(),
             home: self.home.clone(),
             request_timeout: Some(self.timeout),
+            overrides: Default::default(),
         };
         let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -12,7 +12,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::config::{
+    AuthInfo, Cluster, Context, KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster,
+    NamedContext,
+};
 use kube::{Client, Config};
 
 use super::Error;
@@ -31,6 +34,220 @@ pub struct ClientOptions {
     pub home: Option<PathBuf>,
     /// `--request-timeout`: bounds connecting and each non-watch request.
     pub request_timeout: Option<Duration>,
+    /// kubectl's other connection flags (`--server`, `--token`, ...).
+    pub overrides: Overrides,
+}
+
+/// kubectl's connection flags (cli-runtime's `ConfigFlags`), applied to the
+/// selected context's cluster and user the way client-go's
+/// `DirectClientConfig` applies its overrides: `--cluster` / `--user`
+/// choose other entries of the kubeconfig; `--server`, `--token`,
+/// `--client-certificate` / `--client-key` and `--as` / `--as-group`
+/// replace the entry's values; `--certificate-authority` or
+/// `--insecure-skip-tls-verify` replace the CA and the skip setting
+/// together; `--server` also replaces `tls-server-name` with
+/// `--tls-server-name` (or none). Without any kubeconfig, `--server` makes
+/// one from the flags alone.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub server: Option<String>,
+    pub cluster: Option<String>,
+    pub user: Option<String>,
+    pub token: Option<String>,
+    pub certificate_authority: Option<PathBuf>,
+    pub client_certificate: Option<PathBuf>,
+    pub client_key: Option<PathBuf>,
+    pub insecure_skip_tls_verify: bool,
+    pub tls_server_name: Option<String>,
+    /// `--as`.
+    pub impersonate: Option<String>,
+    /// `--as-group`.
+    pub impersonate_groups: Vec<String>,
+}
+
+impl Overrides {
+    fn is_empty(&self) -> bool {
+        self.server.is_none()
+            && self.cluster.is_none()
+            && self.user.is_none()
+            && self.token.is_none()
+            && self.certificate_authority.is_none()
+            && self.client_certificate.is_none()
+            && self.client_key.is_none()
+            && !self.insecure_skip_tls_verify
+            && self.tls_server_name.is_none()
+            && self.impersonate.is_none()
+            && self.impersonate_groups.is_empty()
+    }
+
+    /// The kubeconfig the flags alone describe (no file exists).
+    fn kubeconfig() -> Kubeconfig {
+        const NAME: &str = "kfsched-flags";
+        Kubeconfig {
+            clusters: vec![NamedCluster {
+                name: NAME.into(),
+                cluster: Some(Cluster::default()),
+                ..Default::default()
+            }],
+            auth_infos: vec![NamedAuthInfo {
+                name: NAME.into(),
+                auth_info: Some(AuthInfo::default()),
+                ..Default::default()
+            }],
+            contexts: vec![NamedContext {
+                name: NAME.into(),
+                context: Some(Context {
+                    cluster: NAME.into(),
+                    user: Some(NAME.into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            current_context: Some(NAME.into()),
+            ..Default::default()
+        }
+    }
+}
+
+/// A file named by a flag, made absolute (kube-rs reads it later, maybe
+/// from another directory) and checked now, so a typo is one line, exit 2.
+fn flag_file(flag: &str, path: &Path) -> Result<String, Error> {
+    if !path.is_file() {
+        return Err(Error::Config(format!(
+            "{flag} {}: no such file",
+            path.display()
+        )));
+    }
+    Ok(std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string())
+}
+
+/// Applies the flags to the kubeconfig; returns the cluster and user names
+/// to load.
+fn apply_overrides(
+    kubeconfig: &mut Kubeconfig,
+    context: &str,
+    o: &Overrides,
+    origin: &str,
+) -> Result<(String, Option<String>), Error> {
+    let ctx = kubeconfig
+        .contexts
+        .iter()
+        .find(|c| c.name == context)
+        .and_then(|c| c.context.clone())
+        .unwrap_or_default();
+    let cluster_name = o.cluster.clone().unwrap_or(ctx.cluster);
+    let names = |v: Vec<&str>| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let Some(named) = kubeconfig
+        .clusters
+        .iter_mut()
+        .find(|c| c.name == cluster_name)
+    else {
+        let known = names(
+            kubeconfig
+                .clusters
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect(),
+        );
+        return Err(Error::Config(if o.cluster.is_some() {
+            format!("--cluster {cluster_name:?}: not found in {origin} (clusters: {known})")
+        } else {
+            format!(
+                "context {context:?} names cluster {cluster_name:?}, which {origin} does not have (clusters: {known})"
+            )
+        }));
+    };
+    let cluster = named.cluster.get_or_insert_with(Cluster::default);
+    if let Some(server) = &o.server {
+        cluster.server = Some(server.clone());
+    }
+    if o.insecure_skip_tls_verify || o.certificate_authority.is_some() {
+        cluster.insecure_skip_tls_verify = Some(o.insecure_skip_tls_verify);
+        cluster.certificate_authority = match &o.certificate_authority {
+            Some(p) => Some(flag_file("--certificate-authority", p)?),
+            None => None,
+        };
+        cluster.certificate_authority_data = None;
+    }
+    if o.server.is_some() || o.tls_server_name.is_some() {
+        cluster.tls_server_name = o.tls_server_name.clone();
+    }
+
+    let user_name = o.user.clone().or(ctx.user);
+    let touches_user = o.token.is_some()
+        || o.client_certificate.is_some()
+        || o.client_key.is_some()
+        || o.impersonate.is_some()
+        || !o.impersonate_groups.is_empty();
+    let exists = |name: &str| kubeconfig.auth_infos.iter().any(|u| u.name == name);
+    let user_name = match user_name {
+        Some(u) if exists(&u) => Some(u),
+        Some(u) if o.user.is_some() => {
+            let known = names(
+                kubeconfig
+                    .auth_infos
+                    .iter()
+                    .map(|u| u.name.as_str())
+                    .collect(),
+            );
+            return Err(Error::Config(format!(
+                "--user {u:?}: not found in {origin} (users: {known})"
+            )));
+        }
+        // client-go and kube-rs treat a missing user as no credentials;
+        // the flags then fill a new entry.
+        other => {
+            if !touches_user {
+                return Ok((cluster_name, other));
+            }
+            let name = other.unwrap_or_else(|| "kfsched-flags".into());
+            kubeconfig.auth_infos.push(NamedAuthInfo {
+                name: name.clone(),
+                auth_info: Some(AuthInfo::default()),
+                ..Default::default()
+            });
+            Some(name)
+        }
+    };
+    if let Some(name) = &user_name
+        && let Some(named) = kubeconfig.auth_infos.iter_mut().find(|u| &u.name == name)
+    {
+        let user = named.auth_info.get_or_insert_with(AuthInfo::default);
+        if let Some(t) = &o.token {
+            user.token = Some(t.clone().into());
+            user.token_file = None;
+        }
+        if let Some(p) = &o.client_certificate {
+            user.client_certificate = Some(flag_file("--client-certificate", p)?);
+            user.client_certificate_data = None;
+        }
+        if let Some(p) = &o.client_key {
+            user.client_key = Some(flag_file("--client-key", p)?);
+            user.client_key_data = None;
+        }
+        if let Some(a) = &o.impersonate {
+            user.impersonate = Some(a.clone());
+        }
+        if !o.impersonate_groups.is_empty() {
+            user.impersonate_groups = Some(o.impersonate_groups.clone());
+        }
+        // client-go refuses the same: groups are impersonated for a user.
+        if user.impersonate.is_none() && user.impersonate_groups.is_some() {
+            return Err(Error::Config(
+                "--as-group needs --as USER (the user whose groups they are)".into(),
+            ));
+        }
+    }
+    Ok((cluster_name, user_name))
 }
 
 /// The clients a live command uses.
@@ -72,12 +289,16 @@ pub async fn connect(opts: &ClientOptions) -> Result<Clients, Error> {
 }
 
 async fn load_config(opts: &ClientOptions) -> Result<Config, Error> {
-    let kco = KubeConfigOptions {
-        context: opts.context.clone(),
-        ..Default::default()
-    };
-    let (kubeconfig, origin) = match read_kubeconfig(opts)? {
+    let (mut kubeconfig, origin) = match read_kubeconfig(opts)? {
         Some(k) => k,
+        None if opts.overrides.server.is_some() && opts.context.is_none() => {
+            (Overrides::kubeconfig(), "the connection flags".to_string())
+        }
+        None if !opts.overrides.is_empty() && opts.context.is_none() => {
+            return Err(Error::Config(
+                "no kubeconfig: the connection flags need --server URL (or pass --kubeconfig FILE, set KUBECONFIG or create ~/.kube/config)".into(),
+            ));
+        }
         None => {
             if let Some(ctx) = &opts.context {
                 return Err(Error::Config(format!(
@@ -125,6 +346,17 @@ async fn load_config(opts: &ClientOptions) -> Result<Config, Error> {
             "{origin} sets no current-context: pass --context NAME or run `kubectl config use-context NAME`"
         )));
     }
+    let context = opts
+        .context
+        .clone()
+        .or_else(|| kubeconfig.current_context.clone())
+        .unwrap_or_default();
+    let (cluster, user) = apply_overrides(&mut kubeconfig, &context, &opts.overrides, &origin)?;
+    let kco = KubeConfigOptions {
+        context: Some(context),
+        cluster: Some(cluster),
+        user,
+    };
     Config::from_custom_kubeconfig(kubeconfig, &kco)
         .await
         .map_err(|e| Error::Config(format!("cannot use {origin}: {}", chain(&e))))

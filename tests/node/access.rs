@@ -265,3 +265,111 @@ fn kubeconfig_sources_and_bad_kubeconfigs() {
         delete_nodes(&client, &nodes).await;
     });
 }
+
+/// kubectl's connection flags: `-s/--server` with `--token` and
+/// `--certificate-authority` (or `--insecure-skip-tls-verify`) connect with
+/// no kubeconfig at all; over a kubeconfig, `--server`, `--token`,
+/// `--cluster`, `--user` and `--as` replace what the context would use,
+/// as kubectl's own flags do (kubectl is asked the same where it matters).
+#[test]
+#[ignore = "needs the control plane: scripts/test.sh starts it"]
+fn kubectl_connection_flags_work_as_in_kubectl() {
+    let _g = shared();
+    let c = cluster();
+    rt().block_on(async {
+        let client = c.client().await;
+        let nodes = create_nodes(&client, &unique("flags"), 1, &[]).await;
+        let n = nodes.names[0].as_str();
+        let token_of = |kc: &std::path::Path| {
+            std::fs::read_to_string(kc)
+                .expect("kubeconfig")
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("token: ").map(str::to_string))
+                .expect("a token in the kubeconfig")
+        };
+        let admin_token = token_of(&c.admin);
+        let reader_token = token_of(&c.readonly);
+        let ca = std::path::Path::new(&std::env::var("KFSCHED_CLUSTER_DIR").expect("cluster dir"))
+            .join("pki/ca.crt")
+            .display()
+            .to_string();
+        let admin = c.admin.display().to_string();
+        let server = c.server.as_str();
+
+        // No kubeconfig anywhere (run_bin clears the environment; its HOME has none).
+        let r = run_bin(
+            &["node", "label", n, "via=flags", "-s", server, "--token", &admin_token, "--certificate-authority", &ca],
+            &[],
+        );
+        r.ok();
+        assert_eq!(labels(&client, n).await.get("via").map(String::as_str), Some("flags"));
+        run_bin(
+            &["node", "label", n, "via=insecure", "--overwrite", "--server", server, "--token", &admin_token, "--insecure-skip-tls-verify"],
+            &[],
+        )
+        .ok();
+        assert_eq!(labels(&client, n).await.get("via").map(String::as_str), Some("insecure"));
+        // Without a CA the server's certificate is not trusted: exit 3, nothing written.
+        let r = run_bin(&["node", "label", n, "via=untrusted", "--overwrite", "-s", server, "--token", &admin_token], &[]);
+        r.code(3);
+        assert!(r.stderr.contains("invalid peer certificate"), "{}", r.stderr);
+        assert_eq!(labels(&client, n).await.get("via").map(String::as_str), Some("insecure"));
+        // A token without a server and without a kubeconfig: exit 2, one line.
+        let r = run_bin(&["node", "label", n, "via=x", "--token", &admin_token], &[]);
+        r.code(2);
+        assert_eq!(
+            r.stderr,
+            "error: no kubeconfig: the connection flags need --server URL (or pass --kubeconfig FILE, set KUBECONFIG or create ~/.kube/config)\n"
+        );
+        let r = run_bin(&["node", "label", n, "via=x", "-s", server, "--certificate-authority", "/nonexistent/ca.crt"], &[]);
+        r.code(2);
+        assert_eq!(r.stderr, "error: --certificate-authority /nonexistent/ca.crt: no such file\n");
+
+        // Over the admin kubeconfig: the reader's token, or impersonating the
+        // reader, is refused like the reader itself; kubectl agrees on --as.
+        for flags in [vec!["--token", reader_token.as_str()], vec!["--as", "reader"]] {
+            let args = [vec!["node", "label", n, "via=reader", "--overwrite", "--kubeconfig", &admin], flags.clone()].concat();
+            let r = run_bin(&args, &[]);
+            r.code(3);
+            assert!(r.stderr.contains("User \"reader\" cannot update resource \"nodes\""), "{flags:?}: {}", r.stderr);
+        }
+        let kubectl = std::process::Command::new("kubectl")
+            .args(["--kubeconfig", &admin, "label", "node", n, "via=reader", "--overwrite", "--as", "reader"])
+            .output()
+            .expect("kubectl runs");
+        assert!(!kubectl.status.success());
+        assert!(String::from_utf8_lossy(&kubectl.stderr).contains("User \"reader\" cannot patch resource \"nodes\""));
+        run_bin(&["node", "label", n, "via=masters", "--overwrite", "--kubeconfig", &admin, "--as", "admin", "--as-group", "system:masters"], &[]).ok();
+        assert_eq!(labels(&client, n).await.get("via").map(String::as_str), Some("masters"));
+
+        // --server replaces the context's server: a closed port, exit 3.
+        let r = run_bin(&["node", "label", n, "via=x", "--overwrite", "--kubeconfig", &admin, "-s", "https://127.0.0.1:1"], &[]);
+        r.code(3);
+        assert!(r.stderr.contains("cannot reach the API server"), "{}", r.stderr);
+
+        // --cluster and --user choose other entries of the kubeconfig.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let two = dir.path().join("two.kubeconfig");
+        std::fs::write(
+            &two,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: closed\n  cluster: {{server: \"https://127.0.0.1:1\"}}\n- name: real\n  cluster: {{server: \"{server}\", certificate-authority: \"{ca}\"}}\nusers:\n- name: reader\n  user: {{token: \"{reader_token}\"}}\n- name: admin\n  user: {{token: \"{admin_token}\"}}\ncontexts:\n- name: c\n  context: {{cluster: closed, user: reader}}\ncurrent-context: c\n"
+            ),
+        )
+        .expect("kubeconfig");
+        let two = two.display().to_string();
+        run_bin(&["node", "label", n, "via=x", "--overwrite", "--kubeconfig", &two], &[]).code(3);
+        let r = run_bin(&["node", "label", n, "via=x", "--overwrite", "--kubeconfig", &two, "--cluster", "real"], &[]);
+        r.code(3);
+        assert!(r.stderr.contains("User \"reader\" cannot update"), "{}", r.stderr);
+        run_bin(&["node", "label", n, "via=chosen", "--overwrite", "--kubeconfig", &two, "--cluster", "real", "--user", "admin"], &[]).ok();
+        assert_eq!(labels(&client, n).await.get("via").map(String::as_str), Some("chosen"));
+        let r = run_bin(&["node", "label", n, "via=x", "--kubeconfig", &two, "--user", "nobody"], &[]);
+        r.code(2);
+        assert_eq!(r.stderr, format!("error: --user \"nobody\": not found in kubeconfig {two} (users: reader, admin)\n"));
+        let r = run_bin(&["node", "label", n, "via=x", "--kubeconfig", &two, "--cluster", "nowhere"], &[]);
+        r.code(2);
+        assert_eq!(r.stderr, format!("error: --cluster \"nowhere\": not found in kubeconfig {two} (clusters: closed, real)\n"));
+        delete_nodes(&client, &nodes).await;
+    });
+}

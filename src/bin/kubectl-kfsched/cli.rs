@@ -53,7 +53,7 @@ pub enum Command {
     /// Run as a KRM function: ResourceList on stdin, ResourceList on stdout
     Fn(FnArgs),
     /// Taint, label, cordon, drain and reconcile nodes on the live cluster
-    Node(NodeArgs),
+    Node(Box<NodeArgs>),
     /// Print a shell completion script
     Completion(CompletionArgs),
     /// Print the version

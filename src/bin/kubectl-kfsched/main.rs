@@ -89,7 +89,7 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
             Ok(Exit::Ok)
         }
         Command::Fn(a) => offline::krm(a, policy),
-        Command::Node(a) => Ok(node::run(a, policy, cli.verbose)),
+        Command::Node(a) => Ok(node::run(*a, policy, cli.verbose)),
         Command::Completion(a) => {
             let shell = match a.shell {
                 cli::Shell::Bash => kfsched::completion::Shell::Bash,

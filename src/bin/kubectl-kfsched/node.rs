@@ -26,14 +26,113 @@ use kfsched::policy::Policy;
 )]
 pub struct NodeArgs {
     /// Kubeconfig file to use (only this file) [default: $KUBECONFIG, else ~/.kube/config, else in-cluster]
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        help_heading = "Connection (as kubectl)"
+    )]
     pub kubeconfig: Option<PathBuf>,
     /// Kubeconfig context to use [default: its current-context]
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "NAME",
+        help_heading = "Connection (as kubectl)"
+    )]
     pub context: Option<String>,
     /// Give up connecting, or waiting for one request, after this long (e.g. 10s, 1m) [default: 10s to connect, no request limit]
-    #[arg(long = "request-timeout", global = true, value_name = "DURATION")]
+    #[arg(
+        long = "request-timeout",
+        global = true,
+        value_name = "DURATION",
+        help_heading = "Connection (as kubectl)"
+    )]
     pub request_timeout: Option<String>,
+    /// The API server's address (replaces the cluster's server; with no kubeconfig, the flags alone connect)
+    #[arg(
+        short = 's',
+        long,
+        global = true,
+        value_name = "URL",
+        help_heading = "Connection (as kubectl)"
+    )]
+    pub server: Option<String>,
+    /// Bearer token for the API server
+    #[arg(
+        long,
+        global = true,
+        value_name = "TOKEN",
+        help_heading = "Connection (as kubectl)"
+    )]
+    pub token: Option<String>,
+    /// Kubeconfig cluster to use [default: the context's]
+    #[arg(
+        long,
+        global = true,
+        value_name = "NAME",
+        help_heading = "Connection (as kubectl)"
+    )]
+    pub cluster: Option<String>,
+    /// Kubeconfig user to use [default: the context's]
+    #[arg(
+        long,
+        global = true,
+        value_name = "NAME",
+        help_heading = "Connection (as kubectl)"
+    )]
+    pub user: Option<String>,
+    /// CA certificate file for the server (replaces the kubeconfig's CA and skip setting)
+    #[arg(
+        long = "certificate-authority",
+        global = true,
+        value_name = "FILE",
+        help_heading = "Connection (as kubectl)"
+    )]
+    pub certificate_authority: Option<PathBuf>,
+    /// Client certificate file for TLS
+    #[arg(
+        long = "client-certificate",
+        global = true,
+        value_name = "FILE",
+        help_heading = "Connection (as kubectl)"
+    )]
+    pub client_certificate: Option<PathBuf>,
+    /// Client key file for TLS
+    #[arg(
+        long = "client-key",
+        global = true,
+        value_name = "FILE",
+        help_heading = "Connection (as kubectl)"
+    )]
+    pub client_key: Option<PathBuf>,
+    /// Do not check the server's certificate (insecure)
+    #[arg(long = "insecure-skip-tls-verify", global = true, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", help_heading = "Connection (as kubectl)")]
+    pub insecure_skip_tls_verify: Option<bool>,
+    /// Server name to check the server's certificate against [default: the server's host]
+    #[arg(
+        long = "tls-server-name",
+        global = true,
+        value_name = "NAME",
+        help_heading = "Connection (as kubectl)"
+    )]
+    pub tls_server_name: Option<String>,
+    /// User to impersonate
+    #[arg(
+        long = "as",
+        global = true,
+        value_name = "USER",
+        help_heading = "Connection (as kubectl)"
+    )]
+    pub impersonate: Option<String>,
+    /// Group to impersonate (repeat for more)
+    #[arg(
+        long = "as-group",
+        global = true,
+        value_name = "GROUP",
+        help_heading = "Connection (as kubectl)"
+    )]
+    pub impersonate_groups: Vec<String>,
 
     #[command(subcommand)]
     pub command: NodeCommand,
@@ -260,6 +359,19 @@ fn prepare(
         kubeconfig_env: std::env::var_os("KUBECONFIG"),
         home: std::env::var_os("HOME").map(PathBuf::from),
         request_timeout,
+        overrides: client::Overrides {
+            server: args.server,
+            cluster: args.cluster,
+            user: args.user,
+            token: args.token,
+            certificate_authority: args.certificate_authority,
+            client_certificate: args.client_certificate,
+            client_key: args.client_key,
+            insecure_skip_tls_verify: args.insecure_skip_tls_verify.unwrap_or(false),
+            tls_server_name: args.tls_server_name,
+            impersonate: args.impersonate,
+            impersonate_groups: args.impersonate_groups,
+        },
     };
     let u = |err: &mut dyn Write, e: Error| usage(err, e);
     let job = match args.command {
