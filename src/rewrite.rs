@@ -562,18 +562,15 @@ fn plan_docs(
         // An object a controller manages (a Deployment's ReplicaSet, its
         // Pods, a CronJob's Job): the controller recreates it from its own
         // template, so the owner is what to rewrite.
-        if let Doc::Workload(format::workload::Workload {
-            owner: Some((owner, at)),
-            component,
-        }) = doc
-        {
+        // A CronWorkflow's Workflow likewise.
+        if let Some((owner, at)) = doc.owner() {
             let reason = format!(
                 "its controller, {owner}, makes it from its own template: rewrite that (or its own controller) instead"
             );
             let rules: Vec<String> = policy
                 .rules
                 .iter()
-                .filter(|r| judge(r, component).selected())
+                .filter(|r| comps.iter().any(|c| judge(r, c).selected()))
                 .map(|r| format!("{:?}", r.name))
                 .collect();
             if !rules.is_empty() {
@@ -584,15 +581,15 @@ fn plan_docs(
                     &tree.path(*at),
                     format!(
                         "{}: skipped: {reason} ({} it)",
-                        component.label,
+                        doc.label(),
                         rules_select(&rules)
                     ),
                 ));
             }
-            report.skipped.push(Skipped {
-                label: component.label.clone(),
-                reason,
-            });
+            report.skipped.extend(comps.iter().map(|c| Skipped {
+                label: c.label.clone(),
+                reason: reason.clone(),
+            }));
             reports.push(report);
             continue;
         }

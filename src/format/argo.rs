@@ -69,6 +69,9 @@ pub struct Workflow {
     /// Scheduling on `templateDefaults` or on a DAG/steps template: kfsched
     /// refuses to edit such a workflow (the effect depends on the Argo version).
     pub refusal: Option<(NodeId, String)>,
+    /// The controller that manages it (a CronWorkflow's Workflow, read
+    /// back with `kubectl get wf -o yaml`), as for workloads.
+    pub owner: Option<(String, NodeId)>,
 }
 
 impl Workflow {
@@ -108,6 +111,7 @@ impl Workflow {
             components: Vec::new(),
             skipped: Vec::new(),
             refusal: None,
+            owner: super::workload::controller(tree, root),
         };
         let Some(spec) = spec.filter(|&s| tree.kind(s) == Kind::Map) else {
             return Ok(w);

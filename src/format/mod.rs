@@ -108,6 +108,28 @@ impl Doc {
         }
     }
 
+    /// The controller that manages the object, when it has one: it makes
+    /// the object from its own template, so that is what to rewrite.
+    pub fn owner(&self) -> Option<&(String, NodeId)> {
+        match self {
+            Doc::Argo(w) => w.owner.as_ref(),
+            Doc::Workload(w) => w.owner.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// What the document is, for messages about it as a whole.
+    pub fn label(&self) -> String {
+        match self {
+            Doc::Argo(w) => match &w.name {
+                Some(n) => format!("{} {n:?}", w.kind),
+                None => w.kind.clone(),
+            },
+            Doc::Workload(w) => w.component.label.clone(),
+            _ => self.format_name().to_string(),
+        }
+    }
+
     pub fn skipped(&self) -> &[Skipped] {
         match self {
             Doc::KfpV2(p) => &p.skipped,

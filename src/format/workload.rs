@@ -38,7 +38,7 @@ pub struct Workload {
 }
 
 /// The controller among `metadata.ownerReferences`, when there is one.
-fn controller(tree: &Tree, root: NodeId) -> Option<(String, NodeId)> {
+pub(crate) fn controller(tree: &Tree, root: NodeId) -> Option<(String, NodeId)> {
     let refs = field(tree, root, "metadata").and_then(|m| field(tree, m, "ownerReferences"))?;
     if tree.kind(refs) != Kind::Seq {
         return None;

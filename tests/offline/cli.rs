@@ -857,6 +857,86 @@ fn objects_a_controller_manages_are_skipped_with_a_warning() {
     );
 }
 
+/// A Workflow that a CronWorkflow made (Argo gives it a controller
+/// reference, as `kubectl get wf -o yaml` shows) is left alone with the same
+/// warning, naming the CronWorkflow, which is rewritten.
+#[test]
+fn a_workflow_a_cron_workflow_made_is_skipped_with_a_warning() {
+    let input = "apiVersion: argoproj.io/v1alpha1
+kind: CronWorkflow
+metadata:
+  name: nightly
+spec:
+  schedule: \"0 2 * * *\"
+  workflowSpec:
+    entrypoint: train
+    templates:
+    - name: train
+      container:
+        image: pytorch/pytorch:2.3
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  name: nightly-1764640800
+  labels:
+    workflows.argoproj.io/cron-workflow: nightly
+  ownerReferences:
+  - apiVersion: argoproj.io/v1alpha1
+    kind: CronWorkflow
+    name: nightly
+    uid: 0f6c1a52-7d1e-4b8e-9a55-2b1f3c4d5e6f
+    controller: true
+    blockOwnerDeletion: true
+spec:
+  entrypoint: train
+  templates:
+  - name: train
+    container:
+      image: pytorch/pytorch:2.3
+";
+    let policy = "apiVersion: kfsched.dev/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: p}
+spec:
+  rules:
+  - name: training
+    match: {names: [train]}
+    nodeSelector: {pool: gpu}
+";
+    let d = dir_with(&[("wf.yaml", input), ("policy.yaml", policy)]);
+    let r = run_in(
+        d.path(),
+        &["rewrite", "-p", "policy.yaml", "wf.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "warning: wf.yaml:21:5: metadata.ownerReferences[0]: Workflow \"nightly-1764640800\": skipped: its controller, CronWorkflow \"nightly\", makes it from its own template: rewrite that (or its own controller) instead (rule \"training\" selects it)\n"
+    );
+    let out = String::from_utf8_lossy(&r.stdout);
+    let (cron, wf) = out.split_once("\n---\n").expect("two documents");
+    assert!(
+        cron.ends_with("      nodeSelector:\n        pool: gpu"),
+        "{cron}"
+    );
+    assert_eq!(wf, input.split_once("\n---\n").unwrap().1);
+    let r = run_in(
+        d.path(),
+        &["explain", "-p", "policy.yaml", "wf.yaml"],
+        None,
+        &[],
+    );
+    assert!(
+        String::from_utf8_lossy(&r.stdout)
+            .contains("its controller, CronWorkflow \"nightly\", makes it"),
+        "{}",
+        String::from_utf8_lossy(&r.stdout)
+    );
+}
+
 /// `kubectl get -o yaml` of several objects is a `v1 List`: its items are
 /// rewritten like documents (the hand cases `kubectl-list-yaml` and
 /// `kubectl-list-json` hold real kubectl output). A List of nothing

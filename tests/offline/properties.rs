@@ -110,7 +110,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 fn components(doc: &Doc) -> Vec<&Component> {
     match doc {
         Doc::List(l) => l.items.iter().flat_map(components).collect(),
-        Doc::Workload(w) if w.owner.is_some() => Vec::new(),
+        d if d.owner().is_some() => Vec::new(),
         d => d.components().iter().collect(),
     }
 }
