@@ -1200,6 +1200,20 @@ fn verbose_rewrite_names_unmatched_rules_and_no_kubeconfig_is_one_line() {
             2,
             "error: no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG or create ~/.kube/config\n"
         )
+    ); // -p given to a command that reads no policy is said to be ignored.
+    let r = run_in(
+        d.path(),
+        &["-p", "policy.yaml", "node", "cordon", "worker-1"],
+        None,
+        &[],
+    );
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (
+            2,
+            "warning: -p/--policy is read by node apply and node diff only; this command ignores it\n\
+             error: no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG or create ~/.kube/config\n"
+        )
     );
 }
 

@@ -294,6 +294,15 @@ enum Job {
 
 pub fn run(args: NodeArgs, policy: Option<PathBuf>, _verbose: bool) -> Exit {
     let mut err = std::io::stderr();
+    // -p is global (it may come before `node`), but only the pool commands
+    // read a policy: say so rather than let `node taint -p` look like it
+    // applied the policy's pools.
+    if policy.is_some() && !matches!(args.command, NodeCommand::Apply(_) | NodeCommand::Diff(_)) {
+        let _ = writeln!(
+            err,
+            "warning: -p/--policy is read by node apply and node diff only; this command ignores it"
+        );
+    }
     let (job, copts) = match prepare(args, policy, &mut err) {
         Ok(j) => j,
         Err(exit) => return exit,
