@@ -109,6 +109,9 @@ impl Overrides {
     }
 }
 
+/// Where the kubeconfig came from when the flags alone make it.
+const FLAGS_ORIGIN: &str = "the connection flags";
+
 /// A file named by a flag, made absolute (kube-rs reads it later, maybe
 /// from another directory) and checked now, so a typo is one line, exit 2.
 fn flag_file(flag: &str, path: &Path) -> Result<String, Error> {
@@ -132,13 +135,6 @@ fn apply_overrides(
     o: &Overrides,
     origin: &str,
 ) -> Result<(String, Option<String>), Error> {
-    let ctx = kubeconfig
-        .contexts
-        .iter()
-        .find(|c| c.name == context)
-        .and_then(|c| c.context.clone())
-        .unwrap_or_default();
-    let cluster_name = o.cluster.clone().unwrap_or(ctx.cluster);
     let names = |v: Vec<&str>| {
         if v.is_empty() {
             "none".to_string()
@@ -146,6 +142,35 @@ fn apply_overrides(
             v.join(", ")
         }
     };
+    let Some(ctx) = kubeconfig
+        .contexts
+        .iter()
+        .find(|c| c.name == context)
+        .map(|c| c.context.clone().unwrap_or_default())
+    else {
+        let known = names(
+            kubeconfig
+                .contexts
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect(),
+        );
+        return Err(Error::Config(format!(
+            "current-context {context:?} is not a context of {origin} (contexts: {known}): pass --context NAME or run `kubectl config use-context NAME`"
+        )));
+    };
+    if o.cluster.is_some() && kubeconfig.clusters.len() == 1 && origin == FLAGS_ORIGIN {
+        return Err(Error::Config(
+            "--cluster names an entry of a kubeconfig, and there is none: pass --kubeconfig FILE, set KUBECONFIG or create ~/.kube/config".into(),
+        ));
+    }
+    if o.insecure_skip_tls_verify && o.certificate_authority.is_some() {
+        // client-go: "specifying a root certificates file with the insecure flag is not allowed".
+        return Err(Error::Config(
+            "--insecure-skip-tls-verify and --certificate-authority cannot both be given: the first skips the check the second configures".into(),
+        ));
+    }
+    let cluster_name = o.cluster.clone().unwrap_or(ctx.cluster);
     let Some(named) = kubeconfig
         .clusters
         .iter_mut()
@@ -205,10 +230,8 @@ fn apply_overrides(
         }
         // client-go and kube-rs treat a missing user as no credentials;
         // the flags then fill a new entry.
+        other if !touches_user => other,
         other => {
-            if !touches_user {
-                return Ok((cluster_name, other));
-            }
             let name = other.unwrap_or_else(|| "kfsched-flags".into());
             kubeconfig.auth_infos.push(NamedAuthInfo {
                 name: name.clone(),
@@ -222,13 +245,21 @@ fn apply_overrides(
         && let Some(named) = kubeconfig.auth_infos.iter_mut().find(|u| &u.name == name)
     {
         let user = named.auth_info.get_or_insert_with(AuthInfo::default);
+        // kube-rs tries an auth provider and basic auth before a token, and
+        // an exec plugin's certificate over a file's; kubectl's flag wins
+        // over what the entry had, so the entry's other methods go.
         if let Some(t) = &o.token {
             user.token = Some(t.clone().into());
             user.token_file = None;
+            user.auth_provider = None;
+            user.exec = None;
+            user.username = None;
+            user.password = None;
         }
         if let Some(p) = &o.client_certificate {
             user.client_certificate = Some(flag_file("--client-certificate", p)?);
             user.client_certificate_data = None;
+            user.exec = None;
         }
         if let Some(p) = &o.client_key {
             user.client_key = Some(flag_file("--client-key", p)?);
@@ -241,13 +272,57 @@ fn apply_overrides(
             user.impersonate_groups = Some(o.impersonate_groups.clone());
         }
         // client-go refuses the same: groups are impersonated for a user.
-        if user.impersonate.is_none() && user.impersonate_groups.is_some() {
+        if !o.impersonate_groups.is_empty() && user.impersonate.is_none() {
             return Err(Error::Config(
                 "--as-group needs --as USER (the user whose groups they are)".into(),
             ));
         }
     }
+    default_scheme(kubeconfig, &cluster_name, user_name.as_deref())?;
     Ok((cluster_name, user_name))
+}
+
+/// client-go's `DefaultServerURL`: a server given as `host:port` gets
+/// `https://` when TLS is configured (a CA, a client certificate or
+/// skipping the check), else `http://`. kube-rs would take it as a URL
+/// without a scheme and fail on the first request.
+fn default_scheme(
+    kubeconfig: &mut Kubeconfig,
+    cluster: &str,
+    user: Option<&str>,
+) -> Result<(), Error> {
+    let has_cert = user
+        .and_then(|u| kubeconfig.auth_infos.iter().find(|n| n.name == u))
+        .and_then(|n| n.auth_info.as_ref())
+        .is_some_and(|a| a.client_certificate.is_some() || a.client_certificate_data.is_some());
+    let Some(c) = kubeconfig
+        .clusters
+        .iter_mut()
+        .find(|c| c.name == cluster)
+        .and_then(|c| c.cluster.as_mut())
+    else {
+        return Ok(());
+    };
+    let Some(server) = c.server.as_deref().filter(|s| !s.contains("://")) else {
+        return Ok(());
+    };
+    if server.is_empty() {
+        return Err(Error::Config(format!(
+            "cluster {cluster:?} has no server: pass --server URL or set it with `kubectl config set-cluster {cluster} --server URL`"
+        )));
+    }
+    let tls = has_cert
+        || c.certificate_authority.is_some()
+        || c.certificate_authority_data.is_some()
+        || c.insecure_skip_tls_verify == Some(true);
+    let host = server.strip_suffix('/').unwrap_or(server);
+    if host.is_empty() || host.contains(['/', '?', '#', ' ']) {
+        return Err(Error::Config(format!(
+            "server {server:?} is not a URL or a host:port pair"
+        )));
+    }
+    c.server = Some(format!("{}://{host}", if tls { "https" } else { "http" }));
+    Ok(())
 }
 
 /// The clients a live command uses.
@@ -272,6 +347,12 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub async fn connect(opts: &ClientOptions) -> Result<Clients, Error> {
     let config = load_config(opts).await?;
     let server = config.cluster_url.to_string();
+    // kube-rs panics on the first request to a URL without both.
+    if config.cluster_url.scheme().is_none() || config.cluster_url.authority().is_none() {
+        return Err(Error::Config(format!(
+            "server {server:?} is not a URL or a host:port pair"
+        )));
+    }
     let mut main_cfg = config.clone();
     main_cfg.connect_timeout = Some(opts.request_timeout.unwrap_or(CONNECT_TIMEOUT));
     if let Some(t) = opts.request_timeout {
@@ -292,7 +373,7 @@ async fn load_config(opts: &ClientOptions) -> Result<Config, Error> {
     let (mut kubeconfig, origin) = match read_kubeconfig(opts)? {
         Some(k) => k,
         None if opts.overrides.server.is_some() && opts.context.is_none() => {
-            (Overrides::kubeconfig(), "the connection flags".to_string())
+            (Overrides::kubeconfig(), FLAGS_ORIGIN.to_string())
         }
         None if !opts.overrides.is_empty() && opts.context.is_none() => {
             return Err(Error::Config(
@@ -482,4 +563,147 @@ pub fn is_conflict(e: &kube::Error) -> bool {
 
 pub fn is_denied(e: &kube::Error) -> bool {
     matches!(status_code(e), Some(401) | Some(403))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KC: &str = "apiVersion: v1
+kind: Config
+clusters:
+- name: a
+  cluster: {server: \"10.0.0.1:6443\", certificate-authority-data: Zm9v}
+- name: plain
+  cluster: {server: \"10.0.0.2:8080\"}
+users:
+- name: oidc
+  user:
+    auth-provider: {name: oidc, config: {id-token: x}}
+    username: u
+    password: p
+- name: exec
+  user:
+    exec: {apiVersion: client.authentication.k8s.io/v1, command: get-token}
+contexts:
+- name: c
+  context: {cluster: a, user: oidc}
+- name: p
+  context: {cluster: plain, user: exec}
+current-context: c
+";
+
+    fn kc() -> Kubeconfig {
+        Kubeconfig::from_yaml(KC).expect("kubeconfig")
+    }
+
+    fn cluster<'k>(k: &'k Kubeconfig, name: &str) -> &'k Cluster {
+        k.clusters
+            .iter()
+            .find(|c| c.name == name)
+            .and_then(|c| c.cluster.as_ref())
+            .expect("cluster")
+    }
+
+    fn user<'k>(k: &'k Kubeconfig, name: &str) -> &'k AuthInfo {
+        k.auth_infos
+            .iter()
+            .find(|c| c.name == name)
+            .and_then(|c| c.auth_info.as_ref())
+            .expect("user")
+    }
+
+    #[test]
+    fn host_port_servers_get_client_gos_default_scheme() {
+        let mut k = kc();
+        apply_overrides(&mut k, "c", &Overrides::default(), "kc").unwrap();
+        assert_eq!(
+            cluster(&k, "a").server.as_deref(),
+            Some("https://10.0.0.1:6443")
+        );
+        let mut k = kc();
+        apply_overrides(&mut k, "p", &Overrides::default(), "kc").unwrap();
+        assert_eq!(
+            cluster(&k, "plain").server.as_deref(),
+            Some("http://10.0.0.2:8080")
+        );
+        let o = Overrides {
+            server: Some("10.0.0.3:6443/path".into()),
+            ..Default::default()
+        };
+        let e = apply_overrides(&mut kc(), "c", &o, "kc").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "server \"10.0.0.3:6443/path\" is not a URL or a host:port pair"
+        );
+    }
+
+    #[test]
+    fn a_token_flag_replaces_every_other_way_the_user_had() {
+        let mut k = kc();
+        let o = Overrides {
+            token: Some("t".into()),
+            ..Default::default()
+        };
+        apply_overrides(&mut k, "c", &o, "kc").unwrap();
+        let u = user(&k, "oidc");
+        assert!(u.auth_provider.is_none() && u.username.is_none() && u.password.is_none());
+        assert!(u.token.is_some());
+        let mut k = kc();
+        apply_overrides(&mut k, "p", &o, "kc").unwrap();
+        assert!(user(&k, "exec").exec.is_none());
+    }
+
+    #[test]
+    fn contexts_clusters_and_flag_combinations_are_checked() {
+        let e =
+            apply_overrides(&mut kc(), "gone", &Overrides::default(), "kubeconfig kc").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "current-context \"gone\" is not a context of kubeconfig kc (contexts: c, p): pass --context NAME or run `kubectl config use-context NAME`"
+        );
+        let o = Overrides {
+            insecure_skip_tls_verify: true,
+            certificate_authority: Some("Cargo.toml".into()),
+            ..Default::default()
+        };
+        let e = apply_overrides(&mut kc(), "c", &o, "kc").unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "--insecure-skip-tls-verify and --certificate-authority cannot both be given"
+            ),
+            "{e}"
+        );
+        // Insecure alone replaces the CA data (client-go does the same).
+        let mut k = kc();
+        let o = Overrides {
+            insecure_skip_tls_verify: true,
+            ..Default::default()
+        };
+        apply_overrides(&mut k, "c", &o, "kc").unwrap();
+        assert!(cluster(&k, "a").certificate_authority_data.is_none());
+        assert_eq!(cluster(&k, "a").insecure_skip_tls_verify, Some(true));
+        let o = Overrides {
+            impersonate_groups: vec!["g".into()],
+            ..Default::default()
+        };
+        assert!(apply_overrides(&mut kc(), "c", &o, "kc").is_err());
+        let o = Overrides {
+            cluster: Some("x".into()),
+            server: Some("https://h".into()),
+            ..Default::default()
+        };
+        let e = apply_overrides(
+            &mut Overrides::kubeconfig(),
+            "kfsched-flags",
+            &o,
+            FLAGS_ORIGIN,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("--cluster names an entry of a kubeconfig, and there is none"),
+            "{e}"
+        );
+    }
 }

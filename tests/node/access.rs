@@ -309,11 +309,20 @@ fn kubectl_connection_flags_work_as_in_kubectl() {
         )
         .ok();
         assert_eq!(labels(&client, n).await.get("via").map(String::as_str), Some("insecure"));
+        // host:port (no scheme) is https when TLS is configured, as in
+        // client-go; the bare flag takes no value from the next argument.
+        let host_port = server.trim_start_matches("https://");
+        run_bin(
+            &["node", "label", "--insecure-skip-tls-verify", n, "via=hostport", "--overwrite", "-s", host_port, "--token", &admin_token],
+            &[],
+        )
+        .ok();
+        assert_eq!(labels(&client, n).await.get("via").map(String::as_str), Some("hostport"));
         // Without a CA the server's certificate is not trusted: exit 3, nothing written.
         let r = run_bin(&["node", "label", n, "via=untrusted", "--overwrite", "-s", server, "--token", &admin_token], &[]);
         r.code(3);
         assert!(r.stderr.contains("invalid peer certificate"), "{}", r.stderr);
-        assert_eq!(labels(&client, n).await.get("via").map(String::as_str), Some("insecure"));
+        assert_eq!(labels(&client, n).await.get("via").map(String::as_str), Some("hostport"));
         // A token without a server and without a kubeconfig: exit 2, one line.
         let r = run_bin(&["node", "label", n, "via=x", "--token", &admin_token], &[]);
         r.code(2);

@@ -107,7 +107,7 @@ pub struct NodeArgs {
     )]
     pub client_key: Option<PathBuf>,
     /// Do not check the server's certificate (insecure)
-    #[arg(long = "insecure-skip-tls-verify", global = true, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", help_heading = "Connection (as kubectl)")]
+    #[arg(long = "insecure-skip-tls-verify", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", help_heading = "Connection (as kubectl)")]
     pub insecure_skip_tls_verify: Option<bool>,
     /// Server name to check the server's certificate against [default: the server's host]
     #[arg(
@@ -351,6 +351,10 @@ fn dry_run(s: &str, err: &mut dyn Write) -> Result<DryRun, Exit> {
     }
 }
 
+fn set(v: Option<String>) -> Option<String> {
+    v.filter(|v| !v.is_empty())
+}
+
 fn prepare(
     args: NodeArgs,
     policy: Option<PathBuf>,
@@ -368,18 +372,27 @@ fn prepare(
         kubeconfig_env: std::env::var_os("KUBECONFIG"),
         home: std::env::var_os("HOME").map(PathBuf::from),
         request_timeout,
+        // An empty value is no flag, as in client-go (`--token "$T"` with T unset).
         overrides: client::Overrides {
-            server: args.server,
-            cluster: args.cluster,
-            user: args.user,
-            token: args.token,
-            certificate_authority: args.certificate_authority,
-            client_certificate: args.client_certificate,
-            client_key: args.client_key,
+            server: set(args.server),
+            cluster: set(args.cluster),
+            user: set(args.user),
+            token: set(args.token),
+            certificate_authority: args
+                .certificate_authority
+                .filter(|p| !p.as_os_str().is_empty()),
+            client_certificate: args
+                .client_certificate
+                .filter(|p| !p.as_os_str().is_empty()),
+            client_key: args.client_key.filter(|p| !p.as_os_str().is_empty()),
             insecure_skip_tls_verify: args.insecure_skip_tls_verify.unwrap_or(false),
-            tls_server_name: args.tls_server_name,
-            impersonate: args.impersonate,
-            impersonate_groups: args.impersonate_groups,
+            tls_server_name: set(args.tls_server_name),
+            impersonate: set(args.impersonate),
+            impersonate_groups: args
+                .impersonate_groups
+                .into_iter()
+                .filter(|g| !g.is_empty())
+                .collect(),
         },
     };
     let u = |err: &mut dyn Write, e: Error| usage(err, e);
