@@ -43,6 +43,9 @@ pub struct DocReport {
     pub skipped_because: Option<String>,
     pub components: Vec<ComponentReport>,
     pub skipped: Vec<Skipped>,
+    /// Rules (by index) that select a component of an object its controller
+    /// manages: skipped with a warning, but the rule did match something.
+    pub selected_skipped: Vec<usize>,
 }
 
 /// The result of processing one file.
@@ -75,6 +78,9 @@ impl FileOutcome {
     pub fn rule_hits(&self, rules: usize) -> Vec<usize> {
         let mut hits = vec![0; rules];
         for d in &self.docs {
+            for &i in &d.selected_skipped {
+                hits[i] += 1;
+            }
             for c in &d.components {
                 for (i, v) in c.verdicts.iter().enumerate() {
                     if v.selected() {
@@ -194,6 +200,7 @@ pub fn process_with(
                 skipped_because: Some("empty file".into()),
                 components: vec![],
                 skipped: vec![],
+                selected_skipped: Vec::new(),
             }],
             warnings: vec![],
             errors: vec![],
@@ -312,6 +319,7 @@ fn process_parsed(
                     skipped_because: Some("a Go (Helm) template, not YAML until rendered".into()),
                     components: vec![],
                     skipped: vec![],
+                    selected_skipped: Vec::new(),
                 }],
                 warnings: vec![Diagnostic {
                     file: file.to_string(),
@@ -519,6 +527,7 @@ fn plan_docs(
                 skipped_because: None,
                 components: components.into_iter().flatten().collect(),
                 skipped: skipped.into_iter().flatten().collect(),
+                selected_skipped: Vec::new(),
             });
             continue;
         }
@@ -533,6 +542,7 @@ fn plan_docs(
             },
             components: Vec::with_capacity(comps.len()),
             skipped: doc.skipped().to_vec(),
+            selected_skipped: Vec::new(),
         };
         if comps.is_empty() {
             if let Doc::Unsupported { why, fix } = doc {
@@ -567,11 +577,17 @@ fn plan_docs(
             let reason = format!(
                 "its controller, {owner}, makes it from its own template: rewrite that (or its own controller) instead"
             );
-            let rules: Vec<String> = policy
+            report.selected_skipped = policy
                 .rules
                 .iter()
-                .filter(|r| comps.iter().any(|c| judge(r, c).selected()))
-                .map(|r| format!("{:?}", r.name))
+                .enumerate()
+                .filter(|(_, r)| comps.iter().any(|c| judge(r, c).selected()))
+                .map(|(i, _)| i)
+                .collect();
+            let rules: Vec<String> = report
+                .selected_skipped
+                .iter()
+                .map(|&i| format!("{:?}", policy.rules[i].name))
                 .collect();
             if !rules.is_empty() {
                 warnings.push(diag_at(

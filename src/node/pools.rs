@@ -59,9 +59,16 @@ pub struct Record {
 struct Split {
     own: Managed,
     others: BTreeMap<String, Managed>,
-    /// Written by kfsched 0.1 (one record, no policy names): taken as the
-    /// applying policy's and rewritten in the current form.
-    legacy: bool,
+    /// Entries of no policy: a kfsched 0.1 record (one set of entries, no
+    /// policy names), kept under the name `""`. A policy adopts the ones
+    /// it declares with the value the node has, and no policy prunes the
+    /// rest.
+    unowned: Managed,
+    /// The annotation is in the 0.1 form, so writing the node rewrites it.
+    old_form: bool,
+    /// The annotation is not a record kfsched can read: nothing is written
+    /// on the node until it is fixed or removed.
+    invalid: Option<String>,
 }
 
 impl Split {
@@ -71,6 +78,9 @@ impl Split {
         let mut policies = self.others.clone();
         if !next.is_empty() {
             policies.insert(policy.to_string(), next.clone());
+        }
+        if !self.unowned.is_empty() {
+            policies.insert(String::new(), self.unowned.clone());
         }
         (!policies.is_empty())
             .then(|| serde_json::to_string(&Record { policies }).unwrap_or_default())
@@ -155,6 +165,11 @@ pub enum Change {
     },
     RemoveTaint(String),
     StaleTaint(String),
+    /// The annotation is not a record kfsched can read; refuses the node.
+    BadRecord {
+        node: String,
+        error: String,
+    },
 }
 
 impl Change {
@@ -208,6 +223,9 @@ impl Change {
             Change::StaleTaint(t) => {
                 format!("? taint {t} is no longer in the policy (use --prune to remove it)")
             }
+            Change::BadRecord { node, error } => format!(
+                "! annotation {MANAGED_ANNOTATION} is not a kfsched record ({error}): nothing is written on this node until it is fixed or removed (kubectl annotate node {node} {MANAGED_ANNOTATION}-)"
+            ),
         }
     }
 }
@@ -241,7 +259,9 @@ impl NodePlan {
             .filter(|c| {
                 matches!(
                     c,
-                    Change::LabelConflict { .. } | Change::TaintConflict { .. }
+                    Change::LabelConflict { .. }
+                        | Change::TaintConflict { .. }
+                        | Change::BadRecord { .. }
                 )
             })
             .collect()
@@ -338,7 +358,7 @@ pub fn desired(policy: &Policy, node: &Node) -> Result<Desired, String> {
     Ok(d)
 }
 
-fn read_record(node: &Node, policy: &str, notes: &mut Vec<String>) -> Split {
+fn read_record(node: &Node, policy: &str) -> Split {
     let Some(raw) = node
         .metadata
         .annotations
@@ -350,23 +370,60 @@ fn read_record(node: &Node, policy: &str, notes: &mut Vec<String>) -> Split {
     if let Ok(mut r) = serde_json::from_str::<Record>(raw) {
         return Split {
             own: r.policies.remove(policy).unwrap_or_default(),
+            unowned: r.policies.remove("").unwrap_or_default(),
             others: r.policies,
-            legacy: false,
+            ..Default::default()
         };
     }
     match serde_json::from_str::<Managed>(raw) {
         Ok(m) => Split {
-            own: m,
-            others: BTreeMap::new(),
-            legacy: true,
+            unowned: m,
+            old_form: true,
+            ..Default::default()
         },
-        Err(e) => {
-            notes.push(format!(
-                "node/{}: annotation {MANAGED_ANNOTATION} is not kfsched's ({e}); treating it as empty, so --prune removes nothing on this node",
-                name_of(node)
-            ));
-            Split::default()
+        Err(e) => Split {
+            invalid: Some(e.to_string()),
+            ..Default::default()
+        },
+    }
+}
+
+impl Split {
+    /// Moves the unowned entries this policy declares, with the value the
+    /// node has, into its own; says whether any moved.
+    fn adopt(&mut self, want: &Desired, node: &Node) -> bool {
+        let mut moved = false;
+        let empty = BTreeMap::new();
+        let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
+        let unowned = std::mem::take(&mut self.unowned.labels);
+        for (k, v) in unowned {
+            let declared = want.labels.get(&k).is_some_and(|(w, _)| *w == v);
+            if declared && labels.get(&k) == Some(&v) {
+                self.own.labels.insert(k, v);
+                moved = true;
+            } else {
+                self.unowned.labels.insert(k, v);
+            }
         }
+        let on_node: Vec<String> = node
+            .spec
+            .as_ref()
+            .and_then(|s| s.taints.as_ref())
+            .map(|t| t.iter().map(display).collect())
+            .unwrap_or_default();
+        let unowned = std::mem::take(&mut self.unowned.taints);
+        for t in unowned {
+            let declared = want.taints.iter().any(|(w, _)| display(w) == t);
+            if declared && on_node.contains(&t) {
+                self.own.taints.push(t);
+                moved = true;
+            } else {
+                self.unowned.taints.push(t);
+            }
+        }
+        self.own.taints.sort();
+        self.own.taints.dedup();
+        moved
     }
 }
 
@@ -384,8 +441,22 @@ fn same_value(a: &Taint, b: &Taint) -> bool {
 /// Plans one node against what the pools want.
 pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
     let name = name_of(node).to_string();
-    let mut notes = Vec::new();
-    let split = read_record(node, &want.policy, &mut notes);
+    let notes = Vec::new();
+    let mut split = read_record(node, &want.policy);
+    if let Some(e) = &split.invalid {
+        return NodePlan {
+            node: name.clone(),
+            pools: want.pools.clone(),
+            changes: vec![Change::BadRecord {
+                node: name.clone(),
+                error: e.clone(),
+            }],
+            patch: None,
+            notes,
+        };
+    }
+    let adopted = split.adopt(want, node);
+    let split = split;
     let managed = &split.own;
     let empty = BTreeMap::new();
     let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
@@ -410,7 +481,10 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
                 next.labels.insert(k.clone(), v.clone());
             }
             Some(cur) if cur == v => {
-                if managed.labels.get(k) == Some(v) {
+                // Ours, or another policy's that this one declares too: then
+                // it is both's, and neither's prune removes it while the
+                // other still records it.
+                if managed.labels.get(k) == Some(v) || split.label_owner(k, v).is_some() {
                     next.labels.insert(k.clone(), v.clone());
                 }
             }
@@ -439,6 +513,10 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
     for (k, v) in &managed.labels {
         if want.labels.contains_key(k) || labels.get(k) != Some(v) {
             // Still declared (handled above), or changed/removed by someone else: no longer ours.
+            continue;
+        }
+        if split.label_owner(k, v).is_some() {
+            // Another policy records it too: only our entry goes.
             continue;
         }
         if opts.prune {
@@ -484,7 +562,7 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
                 next.taints.push(display(t));
             }
             Some(i) if same_value(&taints[i], t) => {
-                if is_managed(t) {
+                if is_managed(t) || split.taint_owner(&display(t)).is_some() {
                     next.taints.push(display(t));
                 }
             }
@@ -526,6 +604,9 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
         else {
             continue;
         };
+        if split.taint_owner(&display(m)).is_some() {
+            continue;
+        }
         if opts.prune {
             changes.push(Change::RemoveTaint(display(m)));
             taints.remove(i);
@@ -547,7 +628,7 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
     // An entry someone changed or removed since is dropped from the record
     // even when nothing else changes: kept, a later `--prune` would remove
     // a value the user set again by hand.
-    let record_changed = next != *managed || split.legacy;
+    let record_changed = next != *managed || adopted || split.old_form;
     let writes = (changes.iter().any(Change::is_difference) || record_changed) && !has_conflict;
     let patch = writes.then(|| {
         let mut meta = Map::new();
@@ -594,8 +675,7 @@ pub fn plan_all(
     let mut plans = Vec::new();
     let mut errors = Vec::new();
     for n in nodes.iter().map(|f| &f.node) {
-        let split = read_record(n, &policy.name, &mut Vec::new());
-        let annotated = split.legacy || !split.own.is_empty();
+        let annotated = !read_record(n, &policy.name).own.is_empty();
         match desired(policy, n) {
             Err(e) => errors.push(e),
             Ok(d) if d.pools.is_empty() && !annotated => {}
@@ -1072,6 +1152,112 @@ mod tests {
             plan.patch,
             Some(json!({"metadata": {"annotations": {MANAGED_ANNOTATION:
                 r#"{"policies":{"p":{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}}}"#}}}))
+        );
+    }
+
+    /// Entries of a 0.1 record the policy does not declare stay unowned
+    /// (under `""`): no policy prunes them, and a policy whose pools do not
+    /// select the node leaves the node alone.
+    #[test]
+    fn undeclared_entries_of_an_old_record_stay_unowned() {
+        let p = policy();
+        let old =
+            r#"{"labels":{"kfsched.dev/pool":"gpu","team":"a"},"taints":["team=a:NoSchedule"]}"#;
+        let n = node(
+            "gpu-1",
+            &[("kfsched.dev/pool", "gpu"), ("team", "a")],
+            &["kfsched.dev/pool=gpu:NoSchedule", "team=a:NoSchedule"],
+            Some(old),
+        );
+        let o = PoolOptions {
+            prune: true,
+            ..Default::default()
+        };
+        let plan = plan_node(&n, &desired(&p, &n).unwrap(), &o);
+        assert_eq!(plan.changes, []);
+        assert_eq!(
+            plan.patch,
+            Some(json!({"metadata": {"annotations": {MANAGED_ANNOTATION:
+                r#"{"policies":{"":{"labels":{"team":"a"},"taints":["team=a:NoSchedule"]},"p":{"labels":{"kfsched.dev/pool":"gpu"}}}}"#}}}))
+        );
+        // A node p's pools do not select is not planned: its record stays as it is.
+        let cpu = node("cpu-1", &[("team", "a")], &["team=a:NoSchedule"], Some(old));
+        let plans = plan_all(
+            &p,
+            &[Fetched {
+                node: cpu,
+                raw: Json::Null,
+            }],
+            &o,
+        )
+        .unwrap();
+        assert!(plans.is_empty(), "{plans:?}");
+    }
+
+    /// A value two policies declare is recorded by both, and the one that
+    /// drops it leaves it on the node while the other still records it.
+    #[test]
+    fn a_value_two_policies_declare_survives_one_prune() {
+        let p = policy();
+        let n = node(
+            "gpu-1",
+            &[("kfsched.dev/pool", "gpu")],
+            &["kfsched.dev/pool=gpu:NoSchedule"],
+            Some(
+                r#"{"policies":{"other":{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}}}"#,
+            ),
+        );
+        let plan = plan_node(&n, &desired(&p, &n).unwrap(), &PoolOptions::default());
+        assert_eq!(plan.differences(), 0);
+        let both = r#"{"policies":{"other":{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]},"p":{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}}}"#;
+        assert_eq!(
+            plan.patch.unwrap()["metadata"]["annotations"][MANAGED_ANNOTATION],
+            both
+        );
+        // p drops its pool and prunes: nothing leaves the node.
+        let none = Policy::from_bytes(
+            "p.yaml",
+            b"apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: p}\nspec:\n  rules: []\n",
+        )
+        .unwrap();
+        let n = node(
+            "gpu-1",
+            &[("kfsched.dev/pool", "gpu")],
+            &["kfsched.dev/pool=gpu:NoSchedule"],
+            Some(both),
+        );
+        let o = PoolOptions {
+            prune: true,
+            ..Default::default()
+        };
+        let plan = plan_node(&n, &desired(&none, &n).unwrap(), &o);
+        assert_eq!(plan.changes, []);
+        let patch = plan.patch.unwrap();
+        assert!(
+            patch["metadata"].get("labels").is_none() && patch.get("spec").is_none(),
+            "{patch}"
+        );
+        assert_eq!(
+            patch["metadata"]["annotations"][MANAGED_ANNOTATION],
+            r#"{"policies":{"other":{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}}}"#
+        );
+    }
+
+    /// A record kfsched cannot read is not overwritten (it may hold other
+    /// policies' entries): the node is refused until it is fixed.
+    #[test]
+    fn an_unreadable_record_refuses_the_node() {
+        let p = policy();
+        let n = node("gpu-1", &[], &[], Some("{not json"));
+        let plan = plan_node(&n, &desired(&p, &n).unwrap(), &PoolOptions::default());
+        assert!(plan.patch.is_none());
+        let c: Vec<String> = plan.conflicts().iter().map(|c| c.render()).collect();
+        assert_eq!(c.len(), 1);
+        assert!(
+            c[0].starts_with("! annotation kfsched.dev/managed is not a kfsched record (")
+                && c[0].ends_with("nothing is written on this node until it is fixed or removed (kubectl annotate node gpu-1 kfsched.dev/managed-)"),
+            "{}",
+            c[0]
         );
     }
 

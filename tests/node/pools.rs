@@ -291,7 +291,7 @@ fn two_policies_on_one_cluster_prune_only_their_own_values() {
             "a.yaml",
             &team(
                 "a",
-                &format!("  nodePools:\n  - name: gpu\n    nodes: [{a}, {ab}]\n    labels: {{a.example/pool: gpu}}\n    taints:\n    - {{key: a.example/pool, value: gpu, effect: NoSchedule}}\n"),
+                &format!("  nodePools:\n  - name: gpu\n    nodes: [{a}, {ab}]\n    labels: {{a.example/pool: gpu, shared.example/gpu: \"yes\"}}\n    taints:\n    - {{key: a.example/pool, value: gpu, effect: NoSchedule}}\n"),
             ),
         );
         let team_b = write(
@@ -299,15 +299,17 @@ fn two_policies_on_one_cluster_prune_only_their_own_values() {
             "b.yaml",
             &team(
                 "b",
-                &format!("  nodePools:\n  - name: cpu\n    nodes: [{b}, {ab}]\n    labels: {{b.example/pool: cpu}}\n"),
+                &format!("  nodePools:\n  - name: cpu\n    nodes: [{b}, {ab}]\n    labels: {{b.example/pool: cpu, shared.example/gpu: \"yes\"}}\n"),
             ),
         );
         c.pools("apply", &team_a, &[]).ok();
         let r = c.pools("apply", &team_b, &[]);
         r.ok();
         assert!(!r.stdout.contains(&a), "team b planned team a's node: {}", r.stdout);
-        let a_entries = r#"{"labels":{"a.example/pool":"gpu"},"taints":["a.example/pool=gpu:NoSchedule"]}"#;
-        let b_entries = r#"{"labels":{"b.example/pool":"cpu"}}"#;
+        // shared.example/gpu, which both declare, is in both records: team
+        // a added it, team b found it and records it too.
+        let a_entries = r#"{"labels":{"a.example/pool":"gpu","shared.example/gpu":"yes"},"taints":["a.example/pool=gpu:NoSchedule"]}"#;
+        let b_entries = r#"{"labels":{"b.example/pool":"cpu","shared.example/gpu":"yes"}}"#;
         assert_eq!(
             managed(&client, &ab).await,
             Some(format!(r#"{{"policies":{{"{id}-a":{a_entries},"{id}-b":{b_entries}}}}}"#))
@@ -316,7 +318,8 @@ fn two_policies_on_one_cluster_prune_only_their_own_values() {
         c.pools("diff", &team_b, &["--prune"]).ok();
 
         // Team a gives up its pool and prunes: its values go from both of
-        // its nodes; team b's label, on the shared node too, stays.
+        // its nodes; team b's label, and the label both declare, stay on the
+        // shared node.
         let b_rv = get_node(&client, &b).await.metadata.resource_version;
         let gone = write(dir.path(), "a2.yaml", &team("a", "  rules: []\n"));
         let r = c.pools("apply", &gone, &["--prune"]);
@@ -326,6 +329,8 @@ fn two_policies_on_one_cluster_prune_only_their_own_values() {
         assert!(!r.stdout.contains(&b), "{}", r.stdout);
         assert_eq!(get_node(&client, &b).await.metadata.resource_version, b_rv);
         assert!(!labels(&client, &a).await.contains_key("a.example/pool"));
+        assert!(!labels(&client, &a).await.contains_key("shared.example/gpu"));
+        assert_eq!(labels(&client, &ab).await.get("shared.example/gpu").map(String::as_str), Some("yes"));
         assert!(taints(&client, &a).await.is_empty());
         assert_eq!(managed(&client, &a).await, None);
         assert_eq!(labels(&client, &ab).await.get("b.example/pool").map(String::as_str), Some("cpu"));

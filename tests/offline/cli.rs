@@ -935,6 +935,26 @@ spec:
         "{}",
         String::from_utf8_lossy(&r.stdout)
     );
+    // The Workflow alone: the rule selected it (the warning says so), so it
+    // is not among the rules that matched nothing.
+    std::fs::write(d.path().join("wf.yaml"), wf).expect("write");
+    let r = run_in(
+        d.path(),
+        &["explain", "-p", "policy.yaml", "wf.yaml"],
+        None,
+        &[],
+    );
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert!(out.contains("skipped: its controller"), "{out}");
+    assert!(!out.contains("matched nothing"), "{out}");
+    let r = run_in(
+        d.path(),
+        &["explain", "-o", "json", "-p", "policy.yaml", "wf.yaml"],
+        None,
+        &[],
+    );
+    let j: serde_json::Value = serde_json::from_slice(&r.stdout).expect("json");
+    assert_eq!(j["unmatchedRules"], serde_json::json!([]));
 }
 
 /// `kubectl get -o yaml` of several objects is a `v1 List`: its items are
