@@ -72,6 +72,8 @@ pub struct Workflow {
     /// The controller that manages it (a CronWorkflow's Workflow, read
     /// back with `kubectl get wf -o yaml`), as for workloads.
     pub owner: Option<(String, NodeId)>,
+    /// Its number in a `v1 List` (from 1), for messages.
+    pub item: Option<usize>,
 }
 
 impl Workflow {
@@ -112,6 +114,7 @@ impl Workflow {
             skipped: Vec::new(),
             refusal: None,
             owner: super::workload::controller(tree, root),
+            item: None,
         };
         let Some(spec) = spec.filter(|&s| tree.kind(s) == Kind::Map) else {
             return Ok(w);

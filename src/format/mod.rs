@@ -121,10 +121,16 @@ impl Doc {
     /// What the document is, for messages about it as a whole.
     pub fn label(&self) -> String {
         match self {
-            Doc::Argo(w) => match &w.name {
-                Some(n) => format!("{} {n:?}", w.kind),
-                None => w.kind.clone(),
-            },
+            Doc::Argo(w) => {
+                let name = match &w.name {
+                    Some(n) => format!("{} {n:?}", w.kind),
+                    None => w.kind.clone(),
+                };
+                match w.item {
+                    Some(i) => format!("{name} (item {i})"),
+                    None => name,
+                }
+            }
             Doc::Workload(w) => w.component.label.clone(),
             _ => self.format_name().to_string(),
         }
@@ -299,6 +305,9 @@ impl List {
             // namespaces): messages say which item.
             for c in d.components_mut() {
                 c.label = format!("{} (item {})", c.label, i + 1);
+            }
+            if let Doc::Argo(w) = d {
+                w.item = Some(i + 1);
             }
         }
         let holds = docs.iter().any(|d| {

@@ -955,6 +955,26 @@ spec:
     );
     let j: serde_json::Value = serde_json::from_slice(&r.stdout).expect("json");
     assert_eq!(j["unmatchedRules"], serde_json::json!([]));
+    // In a `v1 List` (`kubectl get wf -o yaml`) the warning names the item.
+    let mut list = String::from("apiVersion: v1\nkind: List\nitems:\n");
+    for (i, line) in wf.lines().enumerate() {
+        list.push_str(if i == 0 { "- " } else { "  " });
+        list.push_str(line);
+        list.push('\n');
+    }
+    std::fs::write(d.path().join("wf.yaml"), &list).expect("write");
+    let r = run_in(
+        d.path(),
+        &["rewrite", "--check", "-p", "policy.yaml", "wf.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("items[0].metadata.ownerReferences[0]: Workflow \"nightly-1764640800\" (item 1): skipped: its controller, CronWorkflow \"nightly\""),
+        "{}",
+        r.stderr
+    );
 }
 
 /// `kubectl get -o yaml` of several objects is a `v1 List`: its items are
