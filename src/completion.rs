@@ -20,6 +20,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::node::client::Overrides;
 use crate::policy::Policy;
 
 /// Cobra's `ShellCompDirective` bits, as kubectl's completion scripts read them.
@@ -179,8 +180,13 @@ pub trait Sources {
     fn policy(&self, explicit: Option<&Path>) -> Option<Policy>;
     /// Context names of the kubeconfig.
     fn contexts(&self, kubeconfig: Option<&Path>) -> Vec<String>;
-    /// Node names of the cluster.
-    fn nodes(&self, kubeconfig: Option<&Path>, context: Option<&str>) -> Vec<String>;
+    /// Node names of the cluster the typed connection flags reach.
+    fn nodes(
+        &self,
+        kubeconfig: Option<&Path>,
+        context: Option<&str>,
+        overrides: &Overrides,
+    ) -> Vec<String>;
 }
 
 /// What the typed words say beyond the command: flags that decide where
@@ -190,6 +196,9 @@ struct Typed {
     policy: Option<PathBuf>,
     kubeconfig: Option<PathBuf>,
     context: Option<String>,
+    /// kubectl's other connection flags, so node names come from the
+    /// cluster the command would reach.
+    overrides: Overrides,
     positionals: Vec<String>,
 }
 
@@ -199,6 +208,26 @@ impl Typed {
             "policy" => self.policy = Some(PathBuf::from(value)),
             "kubeconfig" => self.kubeconfig = Some(PathBuf::from(value)),
             "context" => self.context = Some(value.to_string()),
+            _ => self.connection(flag.id.as_str(), value),
+        }
+    }
+
+    fn connection(&mut self, id: &str, value: &str) {
+        let o = &mut self.overrides;
+        let text = || (!value.is_empty()).then(|| value.to_string());
+        let path = || (!value.is_empty()).then(|| PathBuf::from(value));
+        match id {
+            "server" => o.server = text(),
+            "token" => o.token = text(),
+            "cluster" => o.cluster = text(),
+            "user" => o.user = text(),
+            "certificate_authority" => o.certificate_authority = path(),
+            "client_certificate" => o.client_certificate = path(),
+            "client_key" => o.client_key = path(),
+            "insecure_skip_tls_verify" => o.insecure_skip_tls_verify = value != "false",
+            "tls_server_name" => o.tls_server_name = text(),
+            "impersonate" => o.impersonate = text(),
+            "impersonate_groups" => o.impersonate_groups.extend(text()),
             _ => {}
         }
     }
@@ -435,7 +464,11 @@ fn values(kind: &ValueKind, cur: &str, typed: &Typed, sources: &dyn Sources) -> 
 }
 
 fn node_names(c: &mut Completions, cur: &str, typed: &Typed, sources: &dyn Sources) {
-    for n in sources.nodes(typed.kubeconfig.as_deref(), typed.context.as_deref()) {
+    for n in sources.nodes(
+        typed.kubeconfig.as_deref(),
+        typed.context.as_deref(),
+        &typed.overrides,
+    ) {
         if n.starts_with(cur) && !typed.positionals.contains(&n) {
             c.push(n, "");
         }
@@ -511,14 +544,19 @@ impl Sources for Environment {
         out
     }
 
-    fn nodes(&self, kubeconfig: Option<&Path>, context: Option<&str>) -> Vec<String> {
+    fn nodes(
+        &self,
+        kubeconfig: Option<&Path>,
+        context: Option<&str>,
+        overrides: &Overrides,
+    ) -> Vec<String> {
         let opts = crate::node::client::ClientOptions {
             kubeconfig: kubeconfig.map(Path::to_path_buf),
             context: context.map(str::to_string),
             kubeconfig_env: self.kubeconfig_env.clone(),
             home: self.home.clone(),
             request_timeout: Some(self.timeout),
-            overrides: Default::default(),
+            overrides: overrides.clone(),
         };
         let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -736,7 +774,11 @@ mod tests {
         fn contexts(&self, _k: Option<&Path>) -> Vec<String> {
             vec!["dev".into(), "prod".into()]
         }
-        fn nodes(&self, _k: Option<&Path>, _c: Option<&str>) -> Vec<String> {
+        fn nodes(&self, _k: Option<&Path>, _c: Option<&str>, o: &Overrides) -> Vec<String> {
+            // The typed --server picks the cluster.
+            if o.server.as_deref() == Some("https://other") {
+                return vec!["other-1".into()];
+            }
             vec!["worker-1".into(), "worker-2".into(), "gpu-1".into()]
         }
     }
@@ -758,6 +800,7 @@ mod tests {
     fn spec() -> CommandSpec {
         let policy = flag("policy", "policy", Some('p'), Some(ValueKind::YamlFiles));
         let context = flag("context", "context", None, Some(ValueKind::Contexts));
+        let server = flag("server", "server", Some('s'), Some(ValueKind::Nothing));
         let mut dry = flag(
             "dry_run",
             "dry-run",
@@ -800,7 +843,7 @@ mod tests {
                     subcommands: vec![CommandSpec {
                         name: "cordon".into(),
                         about: "Cordon".into(),
-                        flags: vec![policy, context, dry],
+                        flags: vec![policy, context, server, dry],
                         positionals: vec![PositionalSpec {
                             kind: ValueKind::Nodes,
                             multiple: true,
@@ -850,6 +893,11 @@ mod tests {
             "nodes already given are not offered again"
         );
         assert_eq!(
+            run(&["node", "cordon", "-s", "https://other", ""]).values(),
+            ["other-1"],
+            "node names come from the cluster --server names"
+        );
+        assert_eq!(
             run(&["node", "cordon", "--context", "p"]).values(),
             ["prod"]
         );
@@ -876,7 +924,7 @@ mod tests {
         fn contexts(&self, _k: Option<&Path>) -> Vec<String> {
             Vec::new()
         }
-        fn nodes(&self, _k: Option<&Path>, _c: Option<&str>) -> Vec<String> {
+        fn nodes(&self, _k: Option<&Path>, _c: Option<&str>, _o: &Overrides) -> Vec<String> {
             Vec::new()
         }
     }

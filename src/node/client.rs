@@ -464,6 +464,9 @@ fn read_kubeconfig(opts: &ClientOptions) -> Result<Option<(Kubeconfig, String)>,
         }
         return match merged {
             Some(k) => Ok(Some((k, "the kubeconfig from KUBECONFIG".into()))),
+            // client-go skips missing files and, with none left, builds the
+            // config from the flags; it does not fall back to ~/.kube/config.
+            None if opts.overrides.server.is_some() => Ok(None),
             None => Err(Error::Config(format!(
                 "KUBECONFIG={} names no existing file",
                 env.to_string_lossy()

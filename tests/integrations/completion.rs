@@ -351,6 +351,34 @@ fn kubectl_completes_live_node_names() {
     );
     assert_eq!(v, [nodes[0].clone()], "taint's first arguments are nodes");
 
+    // No kubeconfig at all: kubectl's connection flags on the line reach the cluster.
+    let kc = std::fs::read_to_string(&admin).expect("admin kubeconfig");
+    let field = |key: &str| {
+        kc.lines()
+            .find_map(|l| l.trim().strip_prefix(key).map(|v| v.trim().to_string()))
+            .unwrap_or_else(|| panic!("{key} in the admin kubeconfig"))
+    };
+    let (server, token, ca) = (
+        field("server:"),
+        field("token:"),
+        field("certificate-authority:"),
+    );
+    let (v, _, out) = kubectl_complete(
+        &sb,
+        &[
+            "node",
+            "cordon",
+            "-s",
+            &server,
+            "--token",
+            &token,
+            "--certificate-authority",
+            &ca,
+            &id,
+        ],
+    );
+    assert_eq!(v, nodes, "{out}");
+
     // The kubeconfig from $KUBECONFIG, as kubectl reads it.
     let mut with_env = sandbox();
     with_env

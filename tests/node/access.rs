@@ -309,6 +309,14 @@ fn kubectl_connection_flags_work_as_in_kubectl() {
         )
         .ok();
         assert_eq!(labels(&client, n).await.get("via").map(String::as_str), Some("insecure"));
+        // $KUBECONFIG naming no existing file is no kubeconfig (client-go
+        // skips missing files): the flags alone connect.
+        run_bin(
+            &["node", "label", n, "via=env", "--overwrite", "-s", server, "--token", &admin_token, "--certificate-authority", &ca],
+            &[("KUBECONFIG", "/nonexistent/kubeconfig")],
+        )
+        .ok();
+        assert_eq!(labels(&client, n).await.get("via").map(String::as_str), Some("env"));
         // host:port (no scheme) is https when TLS is configured, as in
         // client-go; the bare flag takes no value from the next argument.
         let host_port = server.trim_start_matches("https://");
