@@ -907,6 +907,15 @@ mod tests {
         Policy::from_bytes("p.yaml", POLICY.as_bytes()).unwrap()
     }
 
+    /// Policy `p` once it declares no pools.
+    fn no_pools() -> Policy {
+        Policy::from_bytes(
+            "p.yaml",
+            b"apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: p}\nspec:\n  rules: []\n",
+        )
+        .unwrap()
+    }
+
     #[test]
     fn no_differences_counts_pool_members_only() {
         let plan = |node: &str, pools: &[&str]| NodePlan {
@@ -1101,11 +1110,7 @@ mod tests {
         assert!(plans.is_empty(), "{plans:?}");
 
         // The last entry of `p` removed: `other`'s record is what remains.
-        let none = Policy::from_bytes(
-            "p.yaml",
-            b"apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: p}\nspec:\n  rules: []\n",
-        )
-        .unwrap();
+        let none = no_pools();
         let gpu = node("gpu-1", &[("team", "b"), ("old", "x")], &[], Some(record));
         let plan = plan_node(&gpu, &desired(&none, &gpu).unwrap(), &o);
         assert_eq!(
@@ -1215,11 +1220,7 @@ mod tests {
             both
         );
         // p drops its pool and prunes: nothing leaves the node.
-        let none = Policy::from_bytes(
-            "p.yaml",
-            b"apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: p}\nspec:\n  rules: []\n",
-        )
-        .unwrap();
+        let none = no_pools();
         let n = node(
             "gpu-1",
             &[("kfsched.dev/pool", "gpu")],
