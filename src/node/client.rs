@@ -336,6 +336,9 @@ pub struct Clients {
     pub raw: Client,
     /// The API server URL, for messages.
     pub server: String,
+    /// Where the settings came from (`kubeconfig ~/.kube/config, context
+    /// dev, cluster dev, user alice`), for `-v`.
+    pub source: String,
 }
 
 /// Default connect timeout: an unreachable server fails within this.
@@ -345,7 +348,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// A kubeconfig that is missing, unreadable or lacks the context is
 /// [`Error::Config`] (exit 2).
 pub async fn connect(opts: &ClientOptions) -> Result<Clients, Error> {
-    let config = load_config(opts).await?;
+    let (config, source) = load_config(opts).await?;
     let server = config.cluster_url.to_string();
     // kube-rs panics on the first request to a URL without both.
     if config.cluster_url.scheme().is_none() || config.cluster_url.authority().is_none() {
@@ -366,10 +369,15 @@ pub async fn connect(opts: &ClientOptions) -> Result<Clients, Error> {
         .map_err(|e| Error::Config(format!("cannot use the kubeconfig: {}", describe(&e))))?;
     let raw = Client::try_from(raw_cfg)
         .map_err(|e| Error::Config(format!("cannot use the kubeconfig: {}", describe(&e))))?;
-    Ok(Clients { main, raw, server })
+    Ok(Clients {
+        main,
+        raw,
+        server,
+        source,
+    })
 }
 
-async fn load_config(opts: &ClientOptions) -> Result<Config, Error> {
+async fn load_config(opts: &ClientOptions) -> Result<(Config, String), Error> {
     let (mut kubeconfig, origin) = match read_kubeconfig(opts)? {
         Some(k) => k,
         None if opts.overrides.server.is_some() && opts.context.is_none() => {
@@ -386,7 +394,7 @@ async fn load_config(opts: &ClientOptions) -> Result<Config, Error> {
                     "--context {ctx:?} needs a kubeconfig: pass --kubeconfig FILE or set KUBECONFIG"
                 )));
             }
-            return Config::incluster().map_err(|e| {
+            return Config::incluster().map(|c| (c, "the in-cluster config".into())).map_err(|e| {
                 // Why the in-cluster config failed matters only in a pod.
                 let pod = if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() {
                     format!("; the in-cluster config failed: {e}")
@@ -433,6 +441,14 @@ async fn load_config(opts: &ClientOptions) -> Result<Config, Error> {
         .or_else(|| kubeconfig.current_context.clone())
         .unwrap_or_default();
     let (cluster, user) = apply_overrides(&mut kubeconfig, &context, &opts.overrides, &origin)?;
+    let source = if origin == FLAGS_ORIGIN {
+        origin.clone()
+    } else {
+        format!(
+            "{origin}, context {context}, cluster {cluster}, user {}",
+            user.as_deref().unwrap_or("(none)")
+        )
+    };
     let kco = KubeConfigOptions {
         context: Some(context),
         cluster: Some(cluster),
@@ -440,6 +456,7 @@ async fn load_config(opts: &ClientOptions) -> Result<Config, Error> {
     };
     Config::from_custom_kubeconfig(kubeconfig, &kco)
         .await
+        .map(|c| (c, source))
         .map_err(|e| Error::Config(format!("cannot use {origin}: {}", chain(&e))))
 }
 

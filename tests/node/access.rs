@@ -309,6 +309,18 @@ fn kubectl_connection_flags_work_as_in_kubectl() {
         )
         .ok();
         assert_eq!(labels(&client, n).await.get("via").map(String::as_str), Some("insecure"));
+        // -v says where the settings came from.
+        let r = run_bin(
+            &["-v", "node", "label", n, "via=flags", "--overwrite", "-s", server, "--token", &admin_token, "--certificate-authority", &ca],
+            &[],
+        );
+        r.ok();
+        assert_eq!(r.stderr, format!("connecting to {server}/ (the connection flags)\n"));
+        let r = run_bin(&["node", "label", n, "via=flags", "--overwrite", "--kubeconfig", &admin, "-v"], &[]);
+        assert_eq!(
+            r.stderr,
+            format!("connecting to {server}/ (kubeconfig {admin}, context kfsched-test, cluster kfsched-test, user admin)\n")
+        );
         // $KUBECONFIG naming no existing file is no kubeconfig (client-go
         // skips missing files): the flags alone connect.
         run_bin(

@@ -292,7 +292,7 @@ enum Job {
     Diff(Box<Policy>, PoolOptions),
 }
 
-pub fn run(args: NodeArgs, policy: Option<PathBuf>, _verbose: bool) -> Exit {
+pub fn run(args: NodeArgs, policy: Option<PathBuf>, verbose: bool) -> Exit {
     let mut err = std::io::stderr();
     // -p is global (it may come before `node`), but only the pool commands
     // read a policy: say so rather than let `node taint -p` look like it
@@ -319,6 +319,9 @@ pub fn run(args: NodeArgs, policy: Option<PathBuf>, _verbose: bool) -> Exit {
     };
     let result = runtime.block_on(async {
         let clients = client::connect(&copts).await?;
+        if verbose {
+            eprintln!("connecting to {} ({})", clients.server, clients.source);
+        }
         execute(job, &clients).await
     });
     // Do not wait for background watches to wind down.
