@@ -85,7 +85,12 @@ pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String 
                         kinds.push(&c.kind);
                     }
                 }
-                format!("of {}", kinds.join(", "))
+                if kinds.is_empty() {
+                    // Every item skipped (made by a controller, say).
+                    String::new()
+                } else {
+                    format!("of {}", kinds.join(", "))
+                }
             } else {
                 d.components
                     .first()

@@ -516,19 +516,20 @@ fn plan_docs(
             );
             errors.extend(inner.errors);
             warnings.extend(inner.warnings);
-            let (components, skipped) = inner
-                .reports
-                .into_iter()
-                .map(|r| (r.components, r.skipped))
-                .unzip::<_, _, Vec<_>, Vec<_>>();
-            reports.push(DocReport {
+            let mut report = DocReport {
                 index,
                 format: doc.format_name(),
                 skipped_because: None,
-                components: components.into_iter().flatten().collect(),
-                skipped: skipped.into_iter().flatten().collect(),
+                components: Vec::new(),
+                skipped: Vec::new(),
                 selected_skipped: Vec::new(),
-            });
+            };
+            for r in inner.reports {
+                report.components.extend(r.components);
+                report.skipped.extend(r.skipped);
+                report.selected_skipped.extend(r.selected_skipped);
+            }
+            reports.push(report);
             continue;
         }
         let comps = doc.components();

@@ -170,6 +170,9 @@ pub enum Change {
         node: String,
         error: String,
     },
+    /// Only the record changes (entries forgotten or taken over): the
+    /// node's labels and taints stay as they are.
+    Record(Vec<String>),
 }
 
 impl Change {
@@ -223,6 +226,10 @@ impl Change {
             Change::StaleTaint(t) => {
                 format!("? taint {t} is no longer in the policy (use --prune to remove it)")
             }
+            Change::Record(what) => format!(
+                "~ record {MANAGED_ANNOTATION}: {} (labels and taints stay as they are)",
+                what.join(", ")
+            ),
             Change::BadRecord { node, error } => format!(
                 "! annotation {MANAGED_ANNOTATION} is not a kfsched record ({error}): nothing is written on this node until it is fixed or removed (kubectl annotate node {node} {MANAGED_ANNOTATION}-)"
             ),
@@ -251,6 +258,14 @@ pub struct NodePlan {
 impl NodePlan {
     pub fn differences(&self) -> usize {
         self.changes.iter().filter(|c| c.is_difference()).count()
+    }
+
+    /// Differences in the node's labels and taints (not the record alone).
+    fn node_differences(&self) -> usize {
+        self.changes
+            .iter()
+            .filter(|c| c.is_difference() && !matches!(c, Change::Record(_)))
+            .count()
     }
 
     pub fn conflicts(&self) -> Vec<&Change> {
@@ -390,17 +405,17 @@ fn read_record(node: &Node, policy: &str) -> Split {
 
 impl Split {
     /// Moves the unowned entries this policy declares, with the value the
-    /// node has, into its own; says whether any moved.
-    fn adopt(&mut self, want: &Desired, node: &Node) -> bool {
-        let mut moved = false;
+    /// node has, into its own; says which moved.
+    fn adopt(&mut self, want: &Desired, node: &Node) -> Vec<String> {
+        let mut moved = Vec::new();
         let empty = BTreeMap::new();
         let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
         let unowned = std::mem::take(&mut self.unowned.labels);
         for (k, v) in unowned {
             let declared = want.labels.get(&k).is_some_and(|(w, _)| *w == v);
             if declared && labels.get(&k) == Some(&v) {
+                moved.push(format!("+ label {k}={v} (from an older kfsched's record)"));
                 self.own.labels.insert(k, v);
-                moved = true;
             } else {
                 self.unowned.labels.insert(k, v);
             }
@@ -415,8 +430,8 @@ impl Split {
         for t in unowned {
             let declared = want.taints.iter().any(|(w, _)| display(w) == t);
             if declared && on_node.contains(&t) {
+                moved.push(format!("+ taint {t} (from an older kfsched's record)"));
                 self.own.taints.push(t);
-                moved = true;
             } else {
                 self.unowned.taints.push(t);
             }
@@ -628,7 +643,45 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
     // An entry someone changed or removed since is dropped from the record
     // even when nothing else changes: kept, a later `--prune` would remove
     // a value the user set again by hand.
-    let record_changed = next != *managed || adopted || split.old_form;
+    let record_changed = next != *managed || !adopted.is_empty() || split.old_form;
+    if record_changed && !has_conflict && !changes.iter().any(Change::is_difference) {
+        // Only the record changes: say what, so `node diff` shows what
+        // `node apply` writes.
+        let mut what: Vec<String> = adopted.clone();
+        for (k, v) in &next.labels {
+            if managed.labels.get(k) != Some(v) {
+                what.push(format!("+ label {k}={v} (recorded by another policy too)"));
+            }
+        }
+        for t in &next.taints {
+            if !managed.taints.contains(t) {
+                what.push(format!("+ taint {t} (recorded by another policy too)"));
+            }
+        }
+        for (k, v) in &managed.labels {
+            if next.labels.get(k) != Some(v) {
+                what.push(if labels.get(k) == Some(v) {
+                    format!("- label {k}={v} (still recorded by another policy)")
+                } else {
+                    format!("- label {k}={v} (changed or removed since)")
+                });
+            }
+        }
+        let on_node: Vec<String> = taints.iter().map(display).collect();
+        for t in &managed.taints {
+            if !next.taints.contains(t) {
+                what.push(if on_node.contains(t) {
+                    format!("- taint {t} (still recorded by another policy)")
+                } else {
+                    format!("- taint {t} (changed or removed since)")
+                });
+            }
+        }
+        if what.is_empty() {
+            what.push("rewritten per policy".into());
+        }
+        changes.push(Change::Record(what));
+    }
     let writes = (changes.iter().any(Change::is_difference) || record_changed) && !has_conflict;
     let patch = writes.then(|| {
         let mut meta = Map::new();
@@ -840,7 +893,7 @@ pub async fn apply(
                 let c: Vec<String> = conflicts.iter().map(|c| c.render()).collect();
                 return Step::Refuse(format!("node/{}: {}", p.node, c.join("; ")));
             }
-            let verb = if p.differences() > 0 {
+            let verb = if p.node_differences() > 0 {
                 "configured"
             } else {
                 "unchanged (the record of earlier applies updated)"
@@ -1019,7 +1072,14 @@ mod tests {
         );
         let d = desired(&p, &n).unwrap();
         let plan = plan_node(&n, &d, &PoolOptions::default());
-        assert_eq!(plan.differences(), 0, "{:?}", plan.changes);
+        // `node diff` says that only the record changes.
+        assert_eq!(
+            plan.changes.last().map(Change::render).as_deref(),
+            Some(
+                "~ record kfsched.dev/managed: - label gone=z (changed or removed since) (labels and taints stay as they are)"
+            )
+        );
+        assert_eq!(plan.node_differences(), 0, "{:?}", plan.changes);
         // `gone` is no longer on the node: only the record is written.
         assert_eq!(
             plan.patch,
@@ -1152,7 +1212,13 @@ mod tests {
             ),
         );
         let plan = plan_node(&n, &desired(&p, &n).unwrap(), &PoolOptions::default());
-        assert_eq!(plan.differences(), 0);
+        assert_eq!(
+            plan.changes,
+            [Change::Record(vec![
+                "+ label kfsched.dev/pool=gpu (from an older kfsched's record)".into(),
+                "+ taint kfsched.dev/pool=gpu:NoSchedule (from an older kfsched's record)".into(),
+            ])]
+        );
         assert_eq!(
             plan.patch,
             Some(json!({"metadata": {"annotations": {MANAGED_ANNOTATION:
@@ -1179,7 +1245,12 @@ mod tests {
             ..Default::default()
         };
         let plan = plan_node(&n, &desired(&p, &n).unwrap(), &o);
-        assert_eq!(plan.changes, []);
+        assert_eq!(
+            plan.changes,
+            [Change::Record(vec![
+                "+ label kfsched.dev/pool=gpu (from an older kfsched's record)".into()
+            ])]
+        );
         assert_eq!(
             plan.patch,
             Some(json!({"metadata": {"annotations": {MANAGED_ANNOTATION:
@@ -1213,7 +1284,13 @@ mod tests {
             ),
         );
         let plan = plan_node(&n, &desired(&p, &n).unwrap(), &PoolOptions::default());
-        assert_eq!(plan.differences(), 0);
+        assert_eq!(plan.node_differences(), 0);
+        assert_eq!(
+            plan.changes.last().map(Change::render).as_deref(),
+            Some(
+                "~ record kfsched.dev/managed: + label kfsched.dev/pool=gpu (recorded by another policy too), + taint kfsched.dev/pool=gpu:NoSchedule (recorded by another policy too) (labels and taints stay as they are)"
+            )
+        );
         let both = r#"{"policies":{"other":{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]},"p":{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}}}"#;
         assert_eq!(
             plan.patch.unwrap()["metadata"]["annotations"][MANAGED_ANNOTATION],
@@ -1232,7 +1309,13 @@ mod tests {
             ..Default::default()
         };
         let plan = plan_node(&n, &desired(&none, &n).unwrap(), &o);
-        assert_eq!(plan.changes, []);
+        assert_eq!(
+            plan.changes,
+            [Change::Record(vec![
+                "- label kfsched.dev/pool=gpu (still recorded by another policy)".into(),
+                "- taint kfsched.dev/pool=gpu:NoSchedule (still recorded by another policy)".into(),
+            ])]
+        );
         let patch = plan.patch.unwrap();
         assert!(
             patch["metadata"].get("labels").is_none() && patch.get("spec").is_none(),

@@ -20,10 +20,10 @@ use serde_json::json;
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_kubectl-kfsched");
 
-/// Tests that touch every node (`--all`) or every node carrying a pool
-/// record (`node apply`, whose `--prune` would remove another test's pool
-/// values) take this exclusively; every other cluster test holds it
-/// shared, so they never see each other's.
+/// Tests that touch every node (`--all`) take this exclusively; every
+/// other cluster test holds it shared, so they never see each other's.
+/// (Tests that run `node apply` use a policy of their own name, which
+/// reaches only their own nodes and records.)
 static ALL_NODES: RwLock<()> = RwLock::new(());
 
 pub fn shared() -> RwLockReadGuard<'static, ()> {

@@ -136,6 +136,7 @@ fn a_no_execute_taint_evicts_what_does_not_tolerate_it() {
 
         // Removing the taint evicts nothing more.
         c.kfsched("taint", &[tainted, "dedicated:NoExecute-"]).ok();
+        tokio::time::sleep(Duration::from_secs(2)).await;
         assert!(live(&client, &id).await.contains(&"tolerates".to_string()));
         delete_namespace(&client, &id).await;
         delete_nodes(&client, &nodes).await;

@@ -240,13 +240,18 @@ fn a_value_removed_by_hand_leaves_the_record_and_survives_prune() {
         // The user removes zone; the next apply (zone no longer declared,
         // nothing else to do) drops it from the record.
         c.kfsched("label", &[&gpu, "zone-"]).ok();
+        // diff shows what apply will write: the record alone.
+        let r = c.pools("diff", &without, &[]);
+        r.code(1);
+        assert_eq!(
+            r.stdout,
+            format!("node/{gpu} (pool gpu):\n  ~ record kfsched.dev/managed: - label zone=a (changed or removed since) (labels and taints stay as they are)\n")
+        );
         let r = c.pools("apply", &without, &[]);
         r.ok();
         assert_eq!(
-            r.stdout.lines().collect::<Vec<_>>(),
-            [format!(
-                "node/{gpu} unchanged (the record of earlier applies updated)"
-            )]
+            r.stdout.lines().last(),
+            Some(format!("node/{gpu} unchanged (the record of earlier applies updated)").as_str())
         );
         assert_eq!(
             managed(&client, &gpu).await.as_deref(),

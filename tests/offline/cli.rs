@@ -975,6 +975,15 @@ spec:
         "{}",
         r.stderr
     );
+    let r = run_in(
+        d.path(),
+        &["explain", "-p", "policy.yaml", "wf.yaml"],
+        None,
+        &[],
+    );
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert!(out.contains("  document 1: v1 List\n"), "{out}");
+    assert!(!out.contains("matched nothing"), "{out}");
 }
 
 /// `kubectl get -o yaml` of several objects is a `v1 List`: its items are
