@@ -650,18 +650,21 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
         let mut what: Vec<String> = adopted.clone();
         for (k, v) in &next.labels {
             if managed.labels.get(k) != Some(v) {
-                what.push(format!("+ label {k}={v} (recorded by another policy too)"));
+                let by = split.label_owner(k, v).unwrap_or_default();
+                what.push(format!("+ label {k}={v} (recorded by policy {by:?} too)"));
             }
         }
         for t in &next.taints {
             if !managed.taints.contains(t) {
-                what.push(format!("+ taint {t} (recorded by another policy too)"));
+                let by = split.taint_owner(t).unwrap_or_default();
+                what.push(format!("+ taint {t} (recorded by policy {by:?} too)"));
             }
         }
         for (k, v) in &managed.labels {
             if next.labels.get(k) != Some(v) {
                 what.push(if labels.get(k) == Some(v) {
-                    format!("- label {k}={v} (still recorded by another policy)")
+                    let by = split.label_owner(k, v).unwrap_or_default();
+                    format!("- label {k}={v} (policy {by:?} still records it, so it stays)")
                 } else {
                     format!("- label {k}={v} (changed or removed since)")
                 });
@@ -671,7 +674,8 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
         for t in &managed.taints {
             if !next.taints.contains(t) {
                 what.push(if on_node.contains(t) {
-                    format!("- taint {t} (still recorded by another policy)")
+                    let by = split.taint_owner(t).unwrap_or_default();
+                    format!("- taint {t} (policy {by:?} still records it, so it stays)")
                 } else {
                     format!("- taint {t} (changed or removed since)")
                 });
@@ -1288,7 +1292,7 @@ mod tests {
         assert_eq!(
             plan.changes.last().map(Change::render).as_deref(),
             Some(
-                "~ record kfsched.dev/managed: + label kfsched.dev/pool=gpu (recorded by another policy too), + taint kfsched.dev/pool=gpu:NoSchedule (recorded by another policy too) (labels and taints stay as they are)"
+                "~ record kfsched.dev/managed: + label kfsched.dev/pool=gpu (recorded by policy \"other\" too), + taint kfsched.dev/pool=gpu:NoSchedule (recorded by policy \"other\" too) (labels and taints stay as they are)"
             )
         );
         let both = r#"{"policies":{"other":{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]},"p":{"labels":{"kfsched.dev/pool":"gpu"},"taints":["kfsched.dev/pool=gpu:NoSchedule"]}}}"#;
@@ -1312,8 +1316,8 @@ mod tests {
         assert_eq!(
             plan.changes,
             [Change::Record(vec![
-                "- label kfsched.dev/pool=gpu (still recorded by another policy)".into(),
-                "- taint kfsched.dev/pool=gpu:NoSchedule (still recorded by another policy)".into(),
+                "- label kfsched.dev/pool=gpu (policy \"other\" still records it, so it stays)".into(),
+                "- taint kfsched.dev/pool=gpu:NoSchedule (policy \"other\" still records it, so it stays)".into(),
             ])]
         );
         let patch = plan.patch.unwrap();
