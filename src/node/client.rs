@@ -82,7 +82,7 @@ impl Overrides {
 
     /// The kubeconfig the flags alone describe (no file exists).
     fn kubeconfig() -> Kubeconfig {
-        const NAME: &str = "kfsched-flags";
+        const NAME: &str = FLAGS_NAME;
         Kubeconfig {
             clusters: vec![NamedCluster {
                 name: NAME.into(),
@@ -107,6 +107,46 @@ impl Overrides {
             ..Default::default()
         }
     }
+}
+
+/// The context, cluster and user of a kubeconfig kfsched makes itself
+/// (from the flags alone, or from the in-cluster config).
+const FLAGS_NAME: &str = "kfsched-flags";
+
+/// Where a pod's service account token and CA are mounted.
+const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/// The in-cluster config as a kubeconfig (server from the service
+/// environment variables, the mounted CA and token file), so the
+/// connection flags apply to it as to any other; `None` outside a pod.
+fn in_cluster_kubeconfig(
+    host: Option<String>,
+    port: Option<String>,
+    sa_dir: &Path,
+) -> Option<Kubeconfig> {
+    let (host, port) = (
+        host.filter(|h| !h.is_empty())?,
+        port.filter(|p| !p.is_empty())?,
+    );
+    let token = sa_dir.join("token");
+    if !token.is_file() {
+        return None;
+    }
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host
+    };
+    let mut k = Overrides::kubeconfig();
+    if let Some(c) = k.clusters[0].cluster.as_mut() {
+        c.server = Some(format!("https://{host}:{port}"));
+        let ca = sa_dir.join("ca.crt");
+        c.certificate_authority = ca.is_file().then(|| ca.display().to_string());
+    }
+    if let Some(u) = k.auth_infos[0].auth_info.as_mut() {
+        u.token_file = Some(token.display().to_string());
+    }
+    Some(k)
 }
 
 /// Where the kubeconfig came from when the flags alone make it.
@@ -159,7 +199,7 @@ fn apply_overrides(
             "current-context {context:?} is not a context of {origin} (contexts: {known}): pass --context NAME or run `kubectl config use-context NAME`"
         )));
     };
-    if o.cluster.is_some() && kubeconfig.clusters.len() == 1 && origin == FLAGS_ORIGIN {
+    if o.cluster.is_some() && context == FLAGS_NAME {
         return Err(Error::Config(
             "--cluster names an entry of a kubeconfig, and there is none: pass --kubeconfig FILE, set KUBECONFIG or create ~/.kube/config".into(),
         ));
@@ -383,6 +423,19 @@ async fn load_config(opts: &ClientOptions) -> Result<(Config, String), Error> {
         None if opts.overrides.server.is_some() && opts.context.is_none() => {
             (Overrides::kubeconfig(), FLAGS_ORIGIN.to_string())
         }
+        // In a pod, kubectl applies the flags to the in-cluster config
+        // (client-go's `inClusterClientConfig`): the same here, through a
+        // kubeconfig that says what the in-cluster config is.
+        None if !opts.overrides.is_empty()
+            && opts.context.is_none()
+            && let Some(k) = in_cluster_kubeconfig(
+                std::env::var("KUBERNETES_SERVICE_HOST").ok(),
+                std::env::var("KUBERNETES_SERVICE_PORT").ok(),
+                Path::new(SERVICE_ACCOUNT_DIR),
+            ) =>
+        {
+            (k, "the in-cluster config".to_string())
+        }
         None if !opts.overrides.is_empty() && opts.context.is_none() => {
             return Err(Error::Config(
                 "no kubeconfig: the connection flags need --server URL (or pass --kubeconfig FILE, set KUBECONFIG or create ~/.kube/config)".into(),
@@ -441,7 +494,7 @@ async fn load_config(opts: &ClientOptions) -> Result<(Config, String), Error> {
         .or_else(|| kubeconfig.current_context.clone())
         .unwrap_or_default();
     let (cluster, user) = apply_overrides(&mut kubeconfig, &context, &opts.overrides, &origin)?;
-    let source = if origin == FLAGS_ORIGIN {
+    let source = if context == FLAGS_NAME {
         origin.clone()
     } else {
         format!(
@@ -672,6 +725,52 @@ current-context: c
         let mut k = kc();
         apply_overrides(&mut k, "p", &o, "kc").unwrap();
         assert!(user(&k, "exec").exec.is_none());
+    }
+
+    /// In a pod, `--token` or `--as` apply to the in-cluster config, as in
+    /// kubectl: its server, CA and token file, with the flag's value over them.
+    #[test]
+    fn flags_apply_to_the_in_cluster_config() {
+        let sa = tempfile::tempdir().expect("tempdir");
+        assert!(
+            in_cluster_kubeconfig(Some("10.96.0.1".into()), Some("443".into()), sa.path())
+                .is_none()
+        );
+        std::fs::write(sa.path().join("token"), "sa-token").expect("token");
+        std::fs::write(sa.path().join("ca.crt"), "ca").expect("ca");
+        assert!(in_cluster_kubeconfig(None, Some("443".into()), sa.path()).is_none());
+        let mut k =
+            in_cluster_kubeconfig(Some("fd00::1".into()), Some("443".into()), sa.path()).unwrap();
+        let o = Overrides {
+            token: Some("t".into()),
+            impersonate: Some("alice".into()),
+            ..Default::default()
+        };
+        apply_overrides(&mut k, "kfsched-flags", &o, "the in-cluster config").unwrap();
+        let c = cluster(&k, "kfsched-flags");
+        assert_eq!(c.server.as_deref(), Some("https://[fd00::1]:443"));
+        assert_eq!(
+            c.certificate_authority.as_deref(),
+            Some(sa.path().join("ca.crt").display().to_string().as_str())
+        );
+        let u = user(&k, "kfsched-flags");
+        assert!(u.token_file.is_none(), "the flag's token replaces the file");
+        assert_eq!(u.impersonate.as_deref(), Some("alice"));
+        let mut k =
+            in_cluster_kubeconfig(Some("10.96.0.1".into()), Some("443".into()), sa.path()).unwrap();
+        let o = Overrides {
+            impersonate: Some("alice".into()),
+            ..Default::default()
+        };
+        apply_overrides(&mut k, "kfsched-flags", &o, "the in-cluster config").unwrap();
+        assert_eq!(
+            user(&k, "kfsched-flags").token_file.as_deref(),
+            Some(sa.path().join("token").display().to_string().as_str())
+        );
+        assert_eq!(
+            cluster(&k, "kfsched-flags").server.as_deref(),
+            Some("https://10.96.0.1:443")
+        );
     }
 
     #[test]
