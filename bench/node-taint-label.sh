@@ -3,7 +3,9 @@
 # labelling N nodes (default 200) selected by a label, RUNS times each
 # (default 5, alternating which tool goes first). Prints every timing, the
 # medians and the ratio kubectl / kfsched, and checks after every run that
-# all N nodes carry the taint or label.
+# all N nodes carry the taint or label. A third pair times the whole pool
+# job, a taint and a label on every node: `kubectl taint` then `kubectl
+# label` against one `kubectl kfsched node apply` of a policy pool.
 #
 # With a cluster from scripts/cluster.sh it also counts CPU time: the
 # client's own (user + system, from /usr/bin/time) and the control plane's
@@ -145,7 +147,26 @@ if [ "$(cp_ms)" -ge 0 ]; then
   c0=$(cp_ms); sleep 3; idle=$((($(cp_ms) - c0) / 3))
 fi
 
-declare -a KT KL FT FL
+# The pool job: the nodes carry a taint and a label. kubectl needs its two
+# commands (400 writes, one after another); kfsched's declarative route is
+# one `node apply` of a policy pool (one write per node, 32 in flight).
+POOL=$(mktemp --suffix=.yaml)
+NOPOOL=$(mktemp --suffix=.yaml)
+cat >"$POOL" <<EOF
+apiVersion: kfsched.dev/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: bench-$$}
+spec:
+  nodePools:
+  - name: bench
+    nodeSelector: "$SEL"
+    labels: {bench-p: v}
+    taints:
+    - {key: bench-p, value: v, effect: NoSchedule}
+EOF
+printf 'apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: bench-%s}\nspec:\n  rules: []\n' "$$" >"$NOPOOL"
+
+declare -a KT KL FT FL KB FB
 for r in $(seq 1 "$RUNS"); do
   kubectl_taint() {
     KT+=("$(ms "$KUBECTL" --kubeconfig "$KC" taint nodes -l "$SEL" "bench-k=v:NoSchedule")")
@@ -163,8 +184,26 @@ for r in $(seq 1 "$RUNS"); do
     check "kfsched label" "$(count_label bench-f=v)" "$N"
     "$BIN" node label --kubeconfig "$KC" -l "$SEL" "bench-f-" >/dev/null
   }
-  if [ $((r % 2)) = 1 ]; then kubectl_taint; kfsched_taint; else kfsched_taint; kubectl_taint; fi
-  echo "run $r (wall, client CPU, control-plane CPU in ms): taint kubectl ${KT[-1]}, kfsched ${FT[-1]}; label kubectl ${KL[-1]}, kfsched ${FL[-1]}"
+  kubectl_both() {
+    KB+=("$(ms bash -c '"$0" --kubeconfig "$1" taint nodes -l "$2" bench-p=v:NoSchedule && "$0" --kubeconfig "$1" label nodes -l "$2" bench-p=v' "$KUBECTL" "$KC" "$SEL")")
+    check "kubectl taint+label (taint)" "$(count_taint bench-p)" "$N"
+    check "kubectl taint+label (label)" "$(count_label bench-p=v)" "$N"
+    "$KUBECTL" --kubeconfig "$KC" taint nodes -l "$SEL" "bench-p-" >/dev/null
+    "$KUBECTL" --kubeconfig "$KC" label nodes -l "$SEL" "bench-p-" >/dev/null
+  }
+  kfsched_both() {
+    FB+=("$(ms "$BIN" -p "$POOL" node apply --kubeconfig "$KC")")
+    check "kfsched node apply (taint)" "$(count_taint bench-p)" "$N"
+    check "kfsched node apply (label)" "$(count_label bench-p=v)" "$N"
+    "$BIN" -p "$NOPOOL" node apply --prune --kubeconfig "$KC" >/dev/null
+    check "kfsched node apply --prune (taint)" "$(count_taint bench-p)" 0
+  }
+  if [ $((r % 2)) = 1 ]; then
+    kubectl_taint; kfsched_taint; kubectl_both; kfsched_both
+  else
+    kfsched_taint; kubectl_taint; kfsched_both; kubectl_both
+  fi
+  echo "run $r (wall, client CPU, control-plane CPU in ms): taint kubectl ${KT[-1]}, kfsched ${FT[-1]}; label kubectl ${KL[-1]}, kfsched ${FL[-1]}; taint+label kubectl ${KB[-1]}, kfsched node apply ${FB[-1]}"
 done
 
 col() { awk -v c="$1" '{print $c}'; }
@@ -182,9 +221,10 @@ summary() { # name kubectl-array-name kfsched-array-name
   fi
 }
 "$KUBECTL" --kubeconfig "$ADMIN" delete nodes -l "$SEL" >/dev/null
-rm -f "$TIMEF"
+rm -f "$TIMEF" "$POOL" "$NOPOOL"
 echo
 echo "$N nodes selected by label, added round-trip latency ${LATENCY_MS} ms, median of $RUNS runs (kubectl $("$KUBECTL" version --client -o json 2>/dev/null | grep -m1 gitVersion | tr -d ' ",' | cut -d: -f2), $BIN):"
 summary taint KT FT
 summary label KL FL
+summary "taint+label (kubectl taint, then kubectl label; kfsched: one node apply of a pool)" KB FB
 [ "$idle" -lt 0 ] || echo "  control plane idle: $idle ms of CPU per second (node heartbeats and leases)"
