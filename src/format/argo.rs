@@ -184,6 +184,8 @@ impl Workflow {
         }
         // Who calls each template, and by which paths from the entrypoint.
         let mut called: HashMap<String, Vec<String>> = HashMap::new();
+        // The paths of the tasks and steps that hold an inline template.
+        let mut inline_paths: HashMap<NodeId, Vec<String>> = HashMap::new();
         if let Some(entry) = field_str(tree, spec, "entrypoint") {
             let mut stack: Vec<(String, String, Vec<String>)> =
                 vec![(entry.to_string(), String::new(), vec![])];
@@ -191,21 +193,16 @@ impl Workflow {
                 let Some(&t) = by_name.get(tname.as_str()) else {
                     continue;
                 };
-                let mut calls: Vec<NodeId> = Vec::new();
-                if let Some(tasks) = field(tree, t, "dag").and_then(|d| field(tree, d, "tasks")) {
-                    calls.extend(tree.items(tasks));
-                }
-                if let Some(steps) = field(tree, t, "steps") {
-                    for group in tree.items(steps) {
-                        match tree.kind(group) {
-                            Kind::Seq => calls.extend(tree.items(group)),
-                            Kind::Map => calls.push(group),
-                            _ => {}
-                        }
-                    }
-                }
                 let mut next = Vec::new();
-                for call in calls {
+                for call in calls_of(tree, t) {
+                    if let (Some(cname), Some(inline)) =
+                        (field_str(tree, call, "name"), field(tree, call, "inline"))
+                    {
+                        push_unique(
+                            inline_paths.entry(inline).or_default(),
+                            &format!("{prefix}{cname}"),
+                        );
+                    }
                     let (Some(cname), Some(target)) = (
                         field_str(tree, call, "name"),
                         field_str(tree, call, "template"),
@@ -251,21 +248,7 @@ impl Workflow {
                     }
                 }
             }
-            let mut images = Vec::new();
-            for k in ["container", "script"] {
-                if let Some(img) = field(tree, t, k).and_then(|c| field_str(tree, c, "image")) {
-                    images.push(img.to_string());
-                }
-            }
-            if let Some(cs) =
-                field(tree, t, "containerSet").and_then(|c| field(tree, c, "containers"))
-            {
-                for c in tree.items(cs) {
-                    if let Some(img) = field_str(tree, c, "image") {
-                        images.push(img.to_string());
-                    }
-                }
-            }
+            let images = images_of(tree, t);
             w.components.push(Component {
                 kind: kind.to_string(),
                 pipeline: name.clone(),
@@ -277,6 +260,53 @@ impl Workflow {
                     workflow: doc,
                 },
             });
+        }
+        // Inline templates (Argo 3.2+): a DAG task's or a step's `inline`
+        // is a whole template, and one of a pod type runs a pod like any
+        // other. It is named by its task or step and their paths.
+        for &t in &list {
+            let tname = field_str(tree, t, "name").unwrap_or("");
+            let role = if field(tree, t, "dag").is_some() {
+                "task"
+            } else {
+                "step"
+            };
+            for call in calls_of(tree, t) {
+                let Some(inline) = field(tree, call, "inline") else {
+                    continue;
+                };
+                match tree.kind(inline) {
+                    Kind::Alias => return Err((inline, alias_refusal("an inline template"))),
+                    Kind::Map => {}
+                    _ => continue,
+                }
+                let Some(kind_key) = POD_TYPES.iter().find(|k| field(tree, inline, k).is_some())
+                else {
+                    continue;
+                };
+                let cname = field_str(tree, call, "name").unwrap_or("");
+                let mut names = Vec::new();
+                push_unique(&mut names, cname);
+                for p in inline_paths.get(&inline).into_iter().flatten() {
+                    push_unique(&mut names, p);
+                }
+                if let Some(n) = field_str(tree, inline, "name") {
+                    push_unique(&mut names, n);
+                }
+                w.components.push(Component {
+                    kind: kind.to_string(),
+                    pipeline: name.clone(),
+                    names,
+                    images: images_of(tree, inline),
+                    label: format!(
+                        "inline template of {role} {cname:?} in template {tname:?} ({kind_key})"
+                    ),
+                    place: Place::Argo {
+                        template: inline,
+                        workflow: doc,
+                    },
+                });
+            }
         }
         Ok(w)
     }
@@ -352,6 +382,45 @@ impl Workflow {
         }
         edits
     }
+}
+
+/// The DAG tasks and steps a template calls, in order.
+fn calls_of(tree: &Tree, t: NodeId) -> Vec<NodeId> {
+    let mut calls: Vec<NodeId> = Vec::new();
+    if let Some(tasks) = field(tree, t, "dag").and_then(|d| field(tree, d, "tasks")) {
+        if tree.kind(tasks) == Kind::Seq {
+            calls.extend(tree.items(tasks));
+        }
+    }
+    if let Some(steps) = field(tree, t, "steps").filter(|&s| tree.kind(s) == Kind::Seq) {
+        for group in tree.items(steps) {
+            match tree.kind(group) {
+                Kind::Seq => calls.extend(tree.items(group)),
+                Kind::Map => calls.push(group),
+                _ => {}
+            }
+        }
+    }
+    calls.retain(|&c| tree.kind(c) == Kind::Map);
+    calls
+}
+
+/// The images a (pod-type) template runs.
+fn images_of(tree: &Tree, t: NodeId) -> Vec<String> {
+    let mut images = Vec::new();
+    for k in ["container", "script"] {
+        if let Some(img) = field(tree, t, k).and_then(|c| field_str(tree, c, "image")) {
+            images.push(img.to_string());
+        }
+    }
+    if let Some(cs) = field(tree, t, "containerSet").and_then(|c| field(tree, c, "containers")) {
+        for c in tree.items(cs) {
+            if let Some(img) = field_str(tree, c, "image") {
+                images.push(img.to_string());
+            }
+        }
+    }
+    images
 }
 
 /// Edits that write a changed component's `nodeSelector`, `tolerations` and
