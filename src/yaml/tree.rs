@@ -115,6 +115,122 @@ impl fmt::Display for SyntaxError {
     }
 }
 
+/// The scanner messages for flow content indented less than saphyr-parser
+/// wants (and libyaml accepts).
+const FLOW_INDENT_ERRORS: &[&str] = &[
+    "invalid indentation",
+    "invalid indentation in flow construct",
+    "invalid indentation in quoted scalar",
+];
+
+/// How many times a file is parsed again with more lines shifted.
+const SHIFT_ROUNDS: usize = 48;
+
+/// Spaces added at the start of some lines of the text the parser reads.
+#[derive(Default)]
+struct Shifts {
+    /// (byte offset of the line start in the parsed text, spaces), sorted.
+    lines: Vec<(usize, usize)>,
+    /// (character index of the line start, spaces), sorted, for mapping
+    /// the parser's character indices back.
+    chars: Vec<(usize, usize)>,
+}
+
+impl Shifts {
+    /// The text with the spaces added, or `None` when there are none.
+    fn text(&self, src: &str) -> Option<String> {
+        if self.lines.is_empty() {
+            return None;
+        }
+        let extra: usize = self.lines.iter().map(|l| l.1).sum();
+        let mut out = String::with_capacity(src.len() + extra);
+        let mut at = 0;
+        for &(line, n) in &self.lines {
+            out.push_str(&src[at..line]);
+            out.extend(std::iter::repeat_n(' ', n));
+            at = line;
+        }
+        out.push_str(&src[at..]);
+        Some(out)
+    }
+
+    /// A character index of the shifted text as one of the original (an
+    /// added space maps to its line's start).
+    fn original(&self, i: usize) -> usize {
+        let mut added = 0;
+        for &(c, n) in &self.chars {
+            let at = c + added;
+            if i < at {
+                break;
+            }
+            if i < at + n {
+                return c;
+            }
+            added += n;
+        }
+        i - added
+    }
+
+    /// Shifts the lines that an error at byte `offset` of `src` is about:
+    /// the error's own line, or every continuation line of the quoted
+    /// scalar that starts there. Doubles the shift of a line shifted
+    /// before. `false` when there is nothing it may shift: a line that is
+    /// a document marker, or one shifted as far as it goes.
+    fn widen(&mut self, src: &str, offset: usize, info: &str) -> bool {
+        let starts: Vec<usize> = if info.ends_with("quoted scalar") {
+            quoted_line_starts(src, offset)
+        } else {
+            vec![src[..offset.min(src.len())].rfind('\n').map_or(0, |p| p + 1)]
+        };
+        if starts.is_empty() {
+            return false;
+        }
+        for line in starts {
+            let rest = &src[line..];
+            if line == 0 || rest.starts_with("---") || rest.starts_with("...") {
+                return false;
+            }
+            match self.lines.binary_search_by_key(&line, |l| l.0) {
+                Ok(i) => {
+                    if self.lines[i].1 >= 128 {
+                        return false;
+                    }
+                    self.lines[i].1 *= 2;
+                }
+                Err(i) => self.lines.insert(i, (line, 1)),
+            }
+        }
+        self.chars = self
+            .lines
+            .iter()
+            .map(|&(b, n)| (src[..b].chars().count(), n))
+            .collect();
+        true
+    }
+}
+
+/// The starts of the lines after the first of the quoted scalar that
+/// begins at byte `at` of `src` (its quote).
+fn quoted_line_starts(src: &str, at: usize) -> Vec<usize> {
+    let bytes = src.as_bytes();
+    let Some(&q) = bytes.get(at).filter(|&&b| b == b'"' || b == b'\'') else {
+        return Vec::new();
+    };
+    let mut starts = Vec::new();
+    let mut i = at + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if q == b'"' => i += 1,
+            b'\'' if q == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 1,
+            b if b == q => return starts,
+            b'\n' => starts.push(i + 1),
+            _ => {}
+        }
+        i += 1;
+    }
+    starts
+}
+
 /// Converts the parser's character indices into byte offsets. Walks a cursor
 /// forwards or backwards, which is cheap because events come in order.
 struct CharToByte<'a> {
@@ -267,6 +383,37 @@ impl<'a> Tree<'a> {
                 message: "file is larger than 4 GiB".into(),
             });
         }
+        // saphyr-parser holds flow content (a `]`, a continuation line of a
+        // quoted or plain scalar in brackets) to the enclosing block's
+        // indentation, which libyaml, PyYAML and Kubernetes' decoder do not:
+        // `args: [` ... `]` with the `]` under `args` is common in real
+        // manifests. Such a file is parsed again with spaces added at the
+        // start of those lines, which changes no value, while every span
+        // still points into the original text.
+        let mut shifts = Shifts::default();
+        for _ in 0..SHIFT_ROUNDS {
+            match Tree::parse_pass(full, base, &shifts) {
+                Err((e, info)) if FLOW_INDENT_ERRORS.contains(&info.as_str()) => {
+                    if !shifts.widen(src, e.offset - base, &info) {
+                        return Err(e);
+                    }
+                }
+                other => return other.map_err(|(e, _)| e),
+            }
+        }
+        Tree::parse_pass(full, base, &shifts).map_err(|(e, _)| e)
+    }
+
+    /// One pass of the parser over `full[base..]`, with `shifts` applied
+    /// to the text it reads; a syntax error also returns the parser's own
+    /// message.
+    fn parse_pass(
+        full: &'a str,
+        base: usize,
+        shifts: &Shifts,
+    ) -> Result<Tree<'a>, (SyntaxError, String)> {
+        let src = &full[base..];
+        let shadow = shifts.text(src);
         let mut tree = Tree {
             src: full,
             nodes: Vec::with_capacity(src.len() / 12),
@@ -276,14 +423,14 @@ impl<'a> Tree<'a> {
         };
         let mut conv = CharToByte::new(src);
         let mut stack: Vec<Open> = Vec::new();
-        let mut parser = Parser::new_from_str(src);
+        let mut parser = Parser::new_from_str(shadow.as_deref().unwrap_or(src));
         let mut anchored_ids: Vec<bool> = Vec::new();
         while let Some(event) = parser.next_event() {
             let (event, span) = match event {
                 Ok(e) => e,
                 Err(e) => {
                     let m = e.marker();
-                    let mut offset = base + conv.byte(m.index());
+                    let mut offset = base + conv.byte(shifts.original(m.index()));
                     let mut message = describe_scan_error(full, offset, e.info());
                     // The parser points at the start of a quoted scalar
                     // with a bad escape; point at the escape itself.
@@ -303,17 +450,20 @@ impl<'a> Tree<'a> {
                         let from = tree.documents.last().map_or(base, |d| d.start as usize);
                         path = flow_path(full, from.max(base), offset).unwrap_or_default();
                     }
-                    return Err(SyntaxError {
-                        offset,
-                        line,
-                        col,
-                        path,
-                        message,
-                    });
+                    return Err((
+                        SyntaxError {
+                            offset,
+                            line,
+                            col,
+                            path,
+                            message,
+                        },
+                        e.info().to_string(),
+                    ));
                 }
             };
-            let s = (base + conv.byte(span.start.index())) as u32;
-            let e = (base + conv.byte(span.end.index())) as u32;
+            let s = (base + conv.byte(shifts.original(span.start.index()))) as u32;
+            let e = (base + conv.byte(shifts.original(span.end.index()))) as u32;
             match event {
                 Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
                 Event::DocumentStart(explicit) => {
@@ -1095,6 +1245,35 @@ impl Iterator for Entries<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Flow content indented less than its block (a `]`, a continuation
+    /// line of a quoted or plain scalar), which libyaml and Kubernetes'
+    /// decoder accept: parsed, with the values libyaml gives and every span
+    /// in the original text.
+    #[test]
+    fn under_indented_flow_content_is_read_like_libyaml() {
+        let src = "a:\n  b: [\n    \"x\"\n  ]\n  c: [\"\n    y\n  \", {k: v,\n l: w}]\n  d: 1\n";
+        let t = Tree::parse(src).expect("parses");
+        let root = t.documents[0].root.unwrap();
+        let a = t.get_value(root, "a").unwrap();
+        let b = t.get_value(a, "b").unwrap();
+        assert_eq!(&src[t.node(b).start as usize..t.node(b).end as usize], "[\n    \"x\"\n  ]");
+        let c = t.get_value(a, "c").unwrap();
+        let items: Vec<NodeId> = t.items(c).collect();
+        assert_eq!(t.str_value(items[0]), Some(" y "));
+        let l = t.get_value(items[1], "l").unwrap();
+        assert_eq!(t.str_value(l), Some("w"));
+        assert_eq!(&src[t.node(l).start as usize..t.node(l).end as usize], "w");
+        let d = t.get_value(a, "d").unwrap();
+        assert_eq!(&src[t.node(d).start as usize..], "1\n");
+        // A document marker inside brackets stays an error, as in libyaml.
+        assert!(Tree::parse("a:\n  b: [x,\n---]\n").is_err());
+        // Real indentation errors outside brackets are still errors.
+        let Err(e) = Tree::parse("a:\n  b: 1\n c: 2\n") else {
+            panic!("an indentation error outside brackets");
+        };
+        assert_eq!((e.line, e.col), (3, 2), "{e:?}");
+    }
 
     /// A syntax error inside a document that is one flow collection (JSON)
     /// still names the YAML path it is at, though the scanner has emitted
