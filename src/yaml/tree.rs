@@ -123,8 +123,10 @@ const FLOW_INDENT_ERRORS: &[&str] = &[
     "invalid indentation in quoted scalar",
 ];
 
-/// How many times a file is parsed again with more lines shifted.
+/// How many times a file may be parsed again with more lines shifted, at
+/// least, and how many bytes those passes may read in all beyond that.
 const SHIFT_ROUNDS: usize = 48;
+const SHIFT_BUDGET: usize = 64 << 20;
 
 /// Spaces added at the start of some lines of the text the parser reads.
 #[derive(Default)]
@@ -180,7 +182,11 @@ impl Shifts {
         let starts: Vec<usize> = if info.ends_with("quoted scalar") {
             quoted_line_starts(src, offset)
         } else {
-            vec![src[..offset.min(src.len())].rfind('\n').map_or(0, |p| p + 1)]
+            vec![
+                src[..offset.min(src.len())]
+                    .rfind('\n')
+                    .map_or(0, |p| p + 1),
+            ]
         };
         if starts.is_empty() {
             return false;
@@ -197,7 +203,9 @@ impl Shifts {
                     }
                     self.lines[i].1 *= 2;
                 }
-                Err(i) => self.lines.insert(i, (line, 1)),
+                // Enough to pass the line before, which is usually what
+                // the parser wants (a `]` under its key); doubled if not.
+                Err(i) => self.lines.insert(i, (line, first_shift(src, line))),
             }
         }
         self.chars = self
@@ -207,6 +215,18 @@ impl Shifts {
             .collect();
         true
     }
+}
+
+/// The first shift of the line at byte `line`: one column past the
+/// previous non-blank line's indentation, at least one space.
+fn first_shift(src: &str, line: usize) -> usize {
+    let indent = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    let own = indent(src[line..].split('\n').next().unwrap_or(""));
+    let before = src[..line.saturating_sub(1)]
+        .rsplit('\n')
+        .find(|l| !l.trim().is_empty())
+        .map_or(0, indent);
+    (before + 1).saturating_sub(own).clamp(1, 128)
 }
 
 /// The starts of the lines after the first of the quoted scalar that
@@ -391,7 +411,11 @@ impl<'a> Tree<'a> {
         // start of those lines, which changes no value, while every span
         // still points into the original text.
         let mut shifts = Shifts::default();
-        for _ in 0..SHIFT_ROUNDS {
+        // Each round shifts one more line (or one quoted scalar's lines);
+        // bounded by the bytes parsed again, so a large file cannot make
+        // this quadratic for long.
+        let rounds = (SHIFT_BUDGET / src.len().max(1)).max(SHIFT_ROUNDS);
+        for _ in 0..rounds {
             match Tree::parse_pass(full, base, &shifts) {
                 Err((e, info)) if FLOW_INDENT_ERRORS.contains(&info.as_str()) => {
                     if !shifts.widen(src, e.offset - base, &info) {
@@ -1257,7 +1281,10 @@ mod tests {
         let root = t.documents[0].root.unwrap();
         let a = t.get_value(root, "a").unwrap();
         let b = t.get_value(a, "b").unwrap();
-        assert_eq!(&src[t.node(b).start as usize..t.node(b).end as usize], "[\n    \"x\"\n  ]");
+        assert_eq!(
+            &src[t.node(b).start as usize..t.node(b).end as usize],
+            "[\n    \"x\"\n  ]"
+        );
         let c = t.get_value(a, "c").unwrap();
         let items: Vec<NodeId> = t.items(c).collect();
         assert_eq!(t.str_value(items[0]), Some(" y "));
@@ -1266,6 +1293,15 @@ mod tests {
         assert_eq!(&src[t.node(l).start as usize..t.node(l).end as usize], "w");
         let d = t.get_value(a, "d").unwrap();
         assert_eq!(&src[t.node(d).start as usize..], "1\n");
+        // Many such lines (a long list written flush left) are read too.
+        let mut long = String::from("a:\n  b: [\n");
+        for i in 0..300 {
+            long.push_str(&format!("{i},\n"));
+        }
+        long.push_str("]\n  c: 1\n");
+        let t = Tree::parse(&long).expect("parses");
+        let a = t.get_value(t.documents[0].root.unwrap(), "a").unwrap();
+        assert_eq!(t.items(t.get_value(a, "b").unwrap()).count(), 300);
         // A document marker inside brackets stays an error, as in libyaml.
         assert!(Tree::parse("a:\n  b: [x,\n---]\n").is_err());
         // Real indentation errors outside brackets are still errors.
