@@ -125,8 +125,8 @@ const FLOW_INDENT_ERRORS: &[&str] = &[
 
 /// How many times a file may be parsed again with more lines shifted, at
 /// least, and how many bytes those passes may read in all beyond that.
-const SHIFT_ROUNDS: usize = 48;
-const SHIFT_BUDGET: usize = 64 << 20;
+const SHIFT_ROUNDS: usize = 16;
+const SHIFT_BUDGET: usize = 4 << 20;
 
 /// Spaces added at the start of some lines of the text the parser reads.
 #[derive(Default)]
@@ -414,18 +414,29 @@ impl<'a> Tree<'a> {
         // Each round shifts one more line (or one quoted scalar's lines);
         // bounded by the bytes parsed again, so a large file cannot make
         // this quadratic for long.
+        // When shifting does not get the file read, the error is the one
+        // of the text as written.
         let rounds = (SHIFT_BUDGET / src.len().max(1)).max(SHIFT_ROUNDS);
+        let mut first: Option<SyntaxError> = None;
         for _ in 0..rounds {
             match Tree::parse_pass(full, base, &shifts) {
                 Err((e, info)) if FLOW_INDENT_ERRORS.contains(&info.as_str()) => {
-                    if !shifts.widen(src, e.offset - base, &info) {
-                        return Err(e);
+                    let at = e.offset - base;
+                    let first = first.get_or_insert(e);
+                    if !shifts.widen(src, at, &info) {
+                        return Err(first.clone());
                     }
                 }
                 other => return other.map_err(|(e, _)| e),
             }
         }
-        Tree::parse_pass(full, base, &shifts).map_err(|(e, _)| e)
+        Err(first.unwrap_or_else(|| SyntaxError {
+            offset: base,
+            line: 1,
+            col: 1,
+            path: String::new(),
+            message: "invalid indentation".into(),
+        }))
     }
 
     /// One pass of the parser over `full[base..]`, with `shifts` applied
