@@ -48,6 +48,20 @@ pub struct DocReport {
     pub selected_skipped: Vec<usize>,
 }
 
+impl DocReport {
+    /// The one report of a file that is not read as YAML documents.
+    fn skipped_file(why: &str) -> DocReport {
+        DocReport {
+            index: 0,
+            format: "other",
+            skipped_because: Some(why.into()),
+            components: vec![],
+            skipped: vec![],
+            selected_skipped: vec![],
+        }
+    }
+}
+
 /// The result of processing one file.
 #[derive(Clone, Debug)]
 pub struct FileOutcome {
@@ -194,14 +208,7 @@ pub fn process_with(
         return Ok(FileOutcome {
             file: file.to_string(),
             output: None,
-            docs: vec![DocReport {
-                index: 0,
-                format: "other",
-                skipped_because: Some("empty file".into()),
-                components: vec![],
-                skipped: vec![],
-                selected_skipped: Vec::new(),
-            }],
+            docs: vec![DocReport::skipped_file("empty file")],
             warnings: vec![],
             errors: vec![],
         });
@@ -313,14 +320,9 @@ fn process_parsed(
             return Ok(FileOutcome {
                 file: file.to_string(),
                 output: None,
-                docs: vec![DocReport {
-                    index: 0,
-                    format: "other",
-                    skipped_because: Some("a Go (Helm) template, not YAML until rendered".into()),
-                    components: vec![],
-                    skipped: vec![],
-                    selected_skipped: Vec::new(),
-                }],
+                docs: vec![DocReport::skipped_file(
+                    "a Go (Helm) template, not YAML until rendered",
+                )],
                 warnings: vec![Diagnostic {
                     file: file.to_string(),
                     line,
