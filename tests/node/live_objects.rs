@@ -74,7 +74,11 @@ spec:
                 "kubectl kfsched node apply -p {p}
                  kubectl -n {ns} create deployment serve --image=nginx
                  kubectl -n {ns} create deployment train --image=pytorch/pytorch:2.3
-                 kubectl -n {ns} create cronjob nightly-train --image=pytorch/pytorch:2.3 --schedule='0 2 * * *' -- python train.py"
+                 kubectl -n {ns} create cronjob nightly-train --image=pytorch/pytorch:2.3 --schedule='0 2 * * *' -- python train.py
+                 # Until the rollouts settle the deployment controller keeps
+                 # writing their status, and a replace of what was read
+                 # before that fails with a Conflict (it did once in CI).
+                 kubectl -n {ns} rollout status deployment/serve deployment/train --timeout=90s"
             ),
             &c.admin,
         )
