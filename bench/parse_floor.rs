@@ -12,7 +12,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    if !kfsched::yaml::tree::check_syntax(&text) {
+    if !kfsched_yaml::tree::check_syntax(&text) {
         eprintln!("{path}: invalid YAML");
         std::process::exit(1);
     }

@@ -1,23 +1,19 @@
 //! kfsched: one SchedulingPolicy for Kubeflow Pipelines scheduling.
 //!
-//! Data flows one way: read → detect format → find components → match rules
-//! → plan edits → apply edits to the original bytes → report. Each arrow is a
-//! module boundary. The library never prints or exits; the binary in
+//! This crate is the facade the `kubectl-kfsched` binary is built on. The
+//! work is done by three crates of the workspace, re-exported here:
+//!
+//! - [`kfsched_core`] (offline, synchronous): the policy, the pipeline
+//!   formats, matching, merging and the byte-preserving rewrite.
+//! - [`kfsched_yaml`]: the YAML span tree and surgical editor the core
+//!   writes with.
+//! - [`kfsched_cluster`] (async): the live `node` commands.
+//!
+//! The library never prints and never chooses an exit code: the binary in
 //! `src/bin/` owns the command line.
 #![forbid(unsafe_code)]
 
-pub mod completion;
-pub mod diag;
-pub mod diff;
-pub mod discover;
-pub mod exit;
-pub mod explain;
-pub mod format;
-pub mod k8s;
-pub mod krm;
-pub mod matching;
-pub mod node;
-pub mod policy;
-pub mod rewrite;
-pub mod sched;
-pub mod yaml;
+pub use kfsched_core::{diag, diff, discover, explain, k8s, krm, policy, rewrite};
+
+/// The live `node` commands (taint, label, cordon, drain, pools).
+pub use kfsched_cluster as node;

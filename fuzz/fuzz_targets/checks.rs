@@ -4,12 +4,12 @@
 
 use crate::common;
 use arbitrary::Unstructured;
-use kfsched::policy::Policy;
-use kfsched::rewrite::process;
-use kfsched::yaml::edit::{Edit, Editor, Flavor, Placement};
-use kfsched::yaml::emit::{Emitter, PyProfile};
-use kfsched::yaml::value::node_value;
-use kfsched::yaml::{BlockStyle, Kind, NodeId, Tree, Value};
+use kfsched_core::policy::Policy;
+use kfsched_core::rewrite::process;
+use kfsched_yaml::edit::{Edit, Editor, Flavor, Placement};
+use kfsched_yaml::emit::{Emitter, PyProfile};
+use kfsched_yaml::value::node_value;
+use kfsched_yaml::{BlockStyle, Kind, NodeId, Tree, Value};
 
 /// The editor on arbitrary YAML: reconciling any mapping value to any value
 /// never panics; when it succeeds on YAML that parsed, the output parses, the
@@ -222,9 +222,9 @@ pub fn quick(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    if kfsched::yaml::quick::accepts(text) {
+    if kfsched_yaml::quick::accepts(text) {
         assert!(
-            kfsched::yaml::tree::check_syntax(text),
+            kfsched_yaml::tree::check_syntax(text),
             "the quick check accepts text the parser refuses:\n{text}"
         );
     }

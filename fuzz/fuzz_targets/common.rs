@@ -3,7 +3,7 @@
 //! built from a small vocabulary (so that most inputs are valid policies).
 
 use arbitrary::{Arbitrary, Unstructured};
-use kfsched::yaml::Value;
+use kfsched_yaml::Value;
 
 const WORDS: &[&str] = &[
     "",

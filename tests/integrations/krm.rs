@@ -9,8 +9,8 @@
 //! through kfsched is compared with the build of the files `rewrite` made,
 //! and kpt's files with `rewrite`'s document by document.
 
-use kfsched::yaml::tree::Tree;
-use kfsched::yaml::value::{Value, node_value};
+use kfsched_yaml::tree::Tree;
+use kfsched_yaml::value::{Value, node_value};
 
 use super::{KFSCHED, Out, Sandbox, built_tool, example, kubectl, rewritten, run, tool};
 

@@ -626,9 +626,9 @@ fn every_bad_policy_fragment_is_refused_by_the_server_too() {
                 _ => continue,
             };
             let text = std::fs::read_to_string(dir.join("policy.yaml")).expect("policy.yaml");
-            let tree = kfsched::yaml::Tree::parse(&text).expect("a parse");
+            let tree = kfsched_yaml::Tree::parse(&text).expect("a parse");
             let root = tree.documents[0].root.expect("a root");
-            let doc = kfsched::yaml::value::node_value(&tree, root).to_json();
+            let doc = kfsched_yaml::value::node_value(&tree, root).to_json();
             let fragment = doc["spec"][list][index][field_head].clone();
             if NOT_JSON.contains(&name.as_str()) {
                 not_json.push(name);

@@ -5,8 +5,8 @@
 
 use kfsched::policy::Policy;
 use kfsched::rewrite::process;
-use kfsched::yaml::value::node_value;
-use kfsched::yaml::{BlockStyle, Tree, Value};
+use kfsched_yaml::value::node_value;
+use kfsched_yaml::{BlockStyle, Tree, Value};
 use similar::{ChangeTag, TextDiff};
 
 use crate::support::{hand_dirs, rel, show_diff};

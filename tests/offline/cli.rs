@@ -1184,10 +1184,10 @@ fn kubectl_style_flags_and_no_silent_wait_on_a_terminal() {
     };
     let json: serde_json::Value = serde_json::from_str(&explain("json")).expect("json");
     let yaml = explain("yaml");
-    let tree = kfsched::yaml::Tree::parse(&yaml).expect("the YAML parses");
+    let tree = kfsched_yaml::Tree::parse(&yaml).expect("the YAML parses");
     let root = tree.documents[0].root.expect("a document");
     assert_eq!(
-        kfsched::yaml::value::node_value(&tree, root).to_json(),
+        kfsched_yaml::value::node_value(&tree, root).to_json(),
         json,
         "-o yaml says what -o json says:\n{yaml}"
     );

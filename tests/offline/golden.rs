@@ -105,7 +105,7 @@ fn sdk_v2_pipeline_documents_take_the_quick_syntax_check() {
             let text = std::fs::read_to_string(dir.join(name)).expect("read");
             let end = text.find("\n---").map_or(text.len(), |i| i + 1);
             assert_eq!(
-                kfsched::yaml::quick::gives_up_at(&text[..end]),
+                kfsched_yaml::quick::gives_up_at(&text[..end]),
                 None,
                 "{}/{name}",
                 rel(&dir)

@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
-use kfsched::format::{Component, Doc, Place, detect};
 use kfsched::policy::Policy;
 use kfsched::rewrite::{FileOutcome, process};
-use kfsched::yaml::Tree;
-use kfsched::yaml::value::node_value;
+use kfsched_core::format::{Component, Doc, Place, detect};
+use kfsched_yaml::Tree;
+use kfsched_yaml::value::node_value;
 use similar::{DiffOp, TextDiff};
 
 use crate::support::{golden_dirs, hand_dirs, rel, run_in, snapshot};
@@ -227,9 +227,9 @@ fn check_exits_1_when_a_file_would_change_0_when_not_and_writes_nothing() {
 
 #[test]
 fn the_kfp_v2_skimmer_reads_exactly_what_the_parser_reads() {
-    use kfsched::format::TreeNode;
-    use kfsched::format::kfp_v2::{PROJECTION, Pipeline};
-    use kfsched::yaml::skim::project;
+    use kfsched_core::format::TreeNode;
+    use kfsched_core::format::kfp_v2::{PROJECTION, Pipeline};
+    use kfsched_yaml::skim::project;
     let mut skimmed = 0;
     for (dir, name) in inputs() {
         let text = std::fs::read_to_string(dir.join(name)).expect("read");

@@ -9,10 +9,10 @@ use std::io::Write;
 
 use clap::{Arg, ArgAction, CommandFactory};
 
-use kfsched::completion::{
+use crate::completion::{
     self, Choice, CommandSpec, Environment, FlagSpec, PositionalSpec, ValueKind, ValueSpec,
 };
-use kfsched::exit::Exit;
+use crate::exit::Exit;
 
 use crate::cli::Cli;
 

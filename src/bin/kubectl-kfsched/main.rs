@@ -3,6 +3,8 @@
 
 mod cli;
 mod complete;
+mod completion;
+mod exit;
 mod node;
 mod offline;
 
@@ -10,8 +12,8 @@ use std::io::Write;
 
 use clap::{CommandFactory, Parser};
 
+use crate::exit::Exit;
 use cli::{Cli, Command};
-use kfsched::exit::Exit;
 
 fn main() {
     let code = match run() {
@@ -92,11 +94,11 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
         Command::Node(a) => Ok(node::run(*a, policy, cli.verbose)),
         Command::Completion(a) => {
             let shell = match a.shell {
-                cli::Shell::Bash => kfsched::completion::Shell::Bash,
-                cli::Shell::Zsh => kfsched::completion::Shell::Zsh,
-                cli::Shell::Fish => kfsched::completion::Shell::Fish,
+                cli::Shell::Bash => crate::completion::Shell::Bash,
+                cli::Shell::Zsh => crate::completion::Shell::Zsh,
+                cli::Shell::Fish => crate::completion::Shell::Fish,
             };
-            let script = kfsched::completion::script(shell, "kubectl-kfsched");
+            let script = crate::completion::script(shell, "kubectl-kfsched");
             std::io::stdout().write_all(script.as_bytes())?;
             Ok(Exit::Ok)
         }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use kfsched::exit::Exit;
+use crate::exit::Exit;
 use kfsched::node::client::{self, ClientOptions, Clients};
 use kfsched::node::cordon::CordonOptions;
 use kfsched::node::drain::{self, DrainOptions};
@@ -332,7 +332,7 @@ pub fn run(args: NodeArgs, policy: Option<PathBuf>, verbose: bool) -> Exit {
             if !matches!(e, Error::Interrupted) {
                 let _ = writeln!(err, "error: {e}");
             }
-            e.exit()
+            crate::exit::of_node_error(&e)
         }
     }
 }

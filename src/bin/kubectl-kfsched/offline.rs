@@ -4,9 +4,9 @@ use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
+use crate::exit::Exit;
 use kfsched::diag::Diagnostic;
 use kfsched::discover::{self, Source};
-use kfsched::exit::Exit;
 use kfsched::policy::Policy;
 use kfsched::rewrite::{self, FileOutcome, Input};
 
@@ -356,11 +356,7 @@ pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         }
         Output::Yaml => {
             let j = kfsched::explain::json(&policy, &outcomes);
-            let v = kfsched::yaml::value::Value::from_json(&j);
-            let style = kfsched::yaml::BlockStyle::default();
-            for (k, v) in v.as_map().unwrap_or_default() {
-                stdout.write_all(style.entry(k, v, 0).as_bytes())?;
-            }
+            stdout.write_all(kfsched::explain::yaml(&j).as_bytes())?;
         }
     }
     stdout.flush()?;

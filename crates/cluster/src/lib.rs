@@ -4,8 +4,7 @@
 //! This is the only async part of kfsched. Every command takes plain option
 //! structs, a [`kube::Client`] built by [`client::connect`], and injected
 //! writers: `out` for results and reports, `err` for warnings and progress.
-//! Nothing here prints or exits; [`Error::exit`] maps a failure to SPEC §4's
-//! exit code.
+//! Nothing here prints or exits: the binary maps an [`Error`] to an exit code.
 //!
 //! Edits of `spec.taints`, labels and annotations are read-modify-write
 //! cycles guarded by the node's `resourceVersion` and retried on 409
@@ -22,8 +21,7 @@ pub mod taint;
 
 use std::time::Duration;
 
-use crate::exit::Exit;
-use crate::k8s::LabelSelector;
+use kfsched_core::k8s::LabelSelector;
 
 /// The field manager recorded on every write.
 pub const FIELD_MANAGER: &str = "kfsched";
@@ -104,7 +102,7 @@ impl Targets {
                 .or_else(|| n.strip_prefix("nodes/"))
                 .map(str::to_string)
                 .unwrap_or(n);
-            let errs = crate::k8s::node_name(&n);
+            let errs = kfsched_core::k8s::node_name(&n);
             if !errs.is_empty() {
                 return Err(Error::Usage(format!(
                     "invalid node name {n:?}: {}",
@@ -214,15 +212,6 @@ pub enum Error {
 }
 
 impl Error {
-    /// SPEC §4's exit code for this failure.
-    pub fn exit(&self) -> Exit {
-        match self {
-            Error::Usage(_) | Error::Config(_) | Error::Refused(_) => Exit::Usage,
-            Error::Api { .. } | Error::Failed(_) | Error::DrainIncomplete(_) => Exit::Cluster,
-            Error::Interrupted => Exit::Interrupted,
-        }
-    }
-
     /// An API error with what was being done.
     pub fn api(action: impl Into<String>, e: kube::Error) -> Error {
         Error::Api {

@@ -12,10 +12,10 @@ use crate::format::{self, Change, Doc, Skipped};
 use crate::matching::{Verdict, judge};
 use crate::policy::Policy;
 use crate::sched::Changed;
-use crate::yaml::edit::{Editor, Flavor};
-use crate::yaml::skim::{self, Projection};
-use crate::yaml::tree::{Kind, NodeId, Style, Tree, check_syntax};
-use crate::yaml::value::Value;
+use kfsched_yaml::edit::{Editor, Flavor};
+use kfsched_yaml::skim::{self, Projection};
+use kfsched_yaml::tree::{Kind, NodeId, Style, Tree, check_syntax};
+use kfsched_yaml::value::Value;
 
 /// What `explain` shows about one component.
 #[derive(Clone, Debug)]
@@ -150,7 +150,7 @@ fn rules_select(rules: &[String]) -> String {
 }
 
 fn diag_at(tree: &Tree, file: &str, offset: usize, path: &str, message: String) -> Diagnostic {
-    let (line, col) = crate::yaml::tree::line_col(tree.src(), offset);
+    let (line, col) = kfsched_yaml::tree::line_col(tree.src(), offset);
     Diagnostic {
         file: file.to_string(),
         line,
@@ -290,7 +290,7 @@ fn check_pieces(text: &str, end: usize, splits: &[(usize, u8)]) -> bool {
     pieces.push((start, end));
     // The quick check runs here, beside the processing; only the pieces it
     // does not recognise go to the parser, on all cores.
-    pieces.retain(|&(a, b)| !crate::yaml::quick::accepts(&text[a..b]));
+    pieces.retain(|&(a, b)| !kfsched_yaml::quick::accepts(&text[a..b]));
     pieces.is_empty() || pieces.par_iter().all(|&(a, b)| check_syntax(&text[a..b]))
 }
 
@@ -309,7 +309,7 @@ fn process_parsed(
         // A Helm chart's `templates/*.yaml` is not YAML until rendered;
         // a hook over every `*.yaml` meets it. Skipped, with a warning.
         Err(_) if let Some(at) = go_template_action(text) => {
-            let (line, col) = crate::yaml::tree::line_col(text, at);
+            let (line, col) = kfsched_yaml::tree::line_col(text, at);
             let action: String = text[at..]
                 .lines()
                 .next()
@@ -503,7 +503,7 @@ fn plan_docs(
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut warnings: Vec<Diagnostic> = Vec::new();
     let mut reports = Vec::new();
-    let mut file_style: Option<crate::yaml::BlockStyle> = None;
+    let mut file_style: Option<kfsched_yaml::BlockStyle> = None;
     for (index, doc) in docs.iter().enumerate() {
         if let Doc::List(l) = doc {
             let inner = plan_docs(
@@ -755,12 +755,12 @@ fn plan_docs(
             continue;
         }
         // Hand-written documents get inserted text in their own indentation.
-        let flavor = match doc.flavor(crate::yaml::BlockStyle::default()) {
+        let flavor = match doc.flavor(kfsched_yaml::BlockStyle::default()) {
             Flavor::Generic(_) => {
                 let file_style =
-                    *file_style.get_or_insert_with(|| crate::yaml::BlockStyle::detect(tree));
+                    *file_style.get_or_insert_with(|| kfsched_yaml::BlockStyle::detect(tree));
                 doc.flavor(match roots.get(index).copied().flatten() {
-                    Some(root) => crate::yaml::BlockStyle::detect_under(tree, root, file_style),
+                    Some(root) => kfsched_yaml::BlockStyle::detect_under(tree, root, file_style),
                     None => file_style,
                 })
             }

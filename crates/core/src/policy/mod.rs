@@ -19,7 +19,7 @@ use serde_json::Value as Json;
 
 use crate::diag::{Diagnostic, decode_utf8};
 use crate::k8s::{self, LabelSelector, nearest};
-use crate::yaml::tree::{Kind, Tree};
+use kfsched_yaml::tree::{Kind, Tree};
 use schema::{Locations, Reader};
 
 /// The API version and kind a policy must declare.
@@ -218,7 +218,7 @@ impl Policy {
     pub fn from_tree(
         file: &str,
         tree: &Tree,
-        root: crate::yaml::NodeId,
+        root: kfsched_yaml::NodeId,
     ) -> Result<Policy, PolicyErrors> {
         if tree.kind(root) != Kind::Map {
             let (line, col) = tree.position(root);
@@ -803,7 +803,7 @@ impl Validator {
 
     fn labels(&mut self, labels: &[(String, String)], path: &str) {
         for (k, v) in labels {
-            let p = format!("{path}.{}", crate::yaml::tree::path_key(k));
+            let p = format!("{path}.{}", kfsched_yaml::tree::path_key(k));
             self.label_name(k, &p);
             let errs = k8s::label_value(v);
             for m in errs {
@@ -815,7 +815,7 @@ impl Validator {
     fn annotations(&mut self, ann: &[(String, String)], path: &str) {
         let mut total = 0usize;
         for (k, v) in ann {
-            let p = format!("{path}.{}", crate::yaml::tree::path_key(k));
+            let p = format!("{path}.{}", kfsched_yaml::tree::path_key(k));
             for m in k8s::qualified_name(&k.to_lowercase()) {
                 self.err(&p, format!("Invalid value: {k:?}: {m}"));
             }
@@ -988,7 +988,7 @@ impl Validator {
 
     fn label_selector(&mut self, s: &MetaLabelSelector, path: &str) {
         for (k, v) in s.match_labels.iter().flatten() {
-            let p = format!("{path}.matchLabels.{}", crate::yaml::tree::path_key(k));
+            let p = format!("{path}.matchLabels.{}", kfsched_yaml::tree::path_key(k));
             self.label_name(k, &p);
             for m in k8s::label_value(v) {
                 self.err(&p, format!("Invalid value: {v:?}: {m}"));

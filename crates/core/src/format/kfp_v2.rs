@@ -12,10 +12,10 @@ use std::collections::HashMap;
 
 use super::{Change, Component, Place, Skipped, View, at, at_node, field, push_unique};
 use crate::sched::{Sched, opaque, pref_from_v2, term_from_raw, tol_from_raw};
-use crate::yaml::edit::{Edit, Flavor, Placement};
-use crate::yaml::skim::{Pattern, Then};
-use crate::yaml::tree::{Kind, NodeId, Tree};
-use crate::yaml::value::{Value, node_value};
+use kfsched_yaml::edit::{Edit, Flavor, Placement};
+use kfsched_yaml::skim::{Pattern, Then};
+use kfsched_yaml::tree::{Kind, NodeId, Tree};
+use kfsched_yaml::value::{Value, node_value};
 
 /// The kind `match.kinds` names a KFP v2 pipeline by (SPEC §1).
 pub const KIND: &str = "PipelineSpec";

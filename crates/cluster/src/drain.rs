@@ -37,7 +37,7 @@ use super::client::{self, Clients, is_not_found};
 use super::cordon::is_cordoned;
 use super::edit::{CHUNK_SIZE, name_of, resolve};
 use super::{DryRun, Error, FIELD_MANAGER, Targets};
-use crate::k8s::LabelSelector;
+use kfsched_core::k8s::LabelSelector;
 
 /// Default `--concurrency`: evictions in flight at once per node.
 pub const DEFAULT_CONCURRENCY: usize = 32;

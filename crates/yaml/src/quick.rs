@@ -413,7 +413,7 @@ impl Checker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::tree::check_syntax;
+    use crate::tree::check_syntax;
 
     const SAMPLE: &str = "# PIPELINE DEFINITION\n# Name: p\ncomponents:\n  comp-a:\n    executorLabel: exec-a\n    inputDefinitions:\n      parameters:\n        n:\n          parameterType: NUMBER_INTEGER\ndeploymentSpec:\n  executors:\n    exec-a:\n      container:\n        args:\n        - --executor_input\n        - '{{$}}'\n        command:\n        - sh\n        - \"\\nif ! [ -x \\\"$(command -v pip)\\\" ]; then\\n    python3 -m ensurepip ||\\\n          \\ python3 -m ensurepip --user\\n\\u00e9\\n\"\n        - 'program_path=$(mktemp -d)\n\n\n          printf \"%s\" \"$0\"\n\n          '\n        image: python:3.11-slim\npipelineInfo:\n  description: a long description, that PyYAML folds\n    over two lines [x]\n    != 'heads'\n  name: p\nroot:\n  dag:\n    tasks:\n      a:\n        cachingOptions: {}\n        dependentTasks: []\n        taskInfo:\n          name: 'Train checkpoint shard 1'\n  inputDefinitions:\n    parameters:\n      - name: x\n        value: 1\n      -\n        name: y\nschemaVersion: 2.1.0\nsdkVersion: kfp-2.17.3\n";
 

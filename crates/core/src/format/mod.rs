@@ -7,8 +7,8 @@ pub mod kfp_v2;
 pub mod workload;
 
 use crate::sched::{Changed, Sched, Shape, Target as SchedTarget};
-use crate::yaml::edit::{Edit, Flavor};
-use crate::yaml::tree::{Kind, NodeId, Tree};
+use kfsched_yaml::edit::{Edit, Flavor};
+use kfsched_yaml::tree::{Kind, NodeId, Tree};
 
 /// A unit of a document that becomes one pod.
 #[derive(Clone, Debug)]
@@ -146,7 +146,7 @@ impl Doc {
 
     /// The flavour of text that edits of this document are written in.
     /// `style` is the file's detected indentation, for hand-written documents.
-    pub fn flavor(&self, style: crate::yaml::BlockStyle) -> Flavor {
+    pub fn flavor(&self, style: kfsched_yaml::BlockStyle) -> Flavor {
         match self {
             Doc::KfpV2(p) if p.sdk => Flavor::KfpV2,
             Doc::Argo(w) if w.kfp_v1 => Flavor::KfpV1,
@@ -390,7 +390,7 @@ impl<'t> View<'t> for TreeNode<'t, '_> {
     }
 }
 
-impl<'v> View<'v> for &'v crate::yaml::Value {
+impl<'v> View<'v> for &'v kfsched_yaml::Value {
     fn field(self, key: &str) -> Option<Self> {
         self.as_map()?
             .iter()
@@ -408,7 +408,7 @@ impl<'v> View<'v> for &'v crate::yaml::Value {
             .unwrap_or_default()
     }
     fn is_map(self) -> bool {
-        matches!(self, crate::yaml::Value::Map(_))
+        matches!(self, kfsched_yaml::Value::Map(_))
     }
 }
 

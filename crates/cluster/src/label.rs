@@ -15,7 +15,7 @@ use serde_json::{Map, Value as Json, json};
 use super::client::Clients;
 use super::edit::{self, Step, Summary, name_of};
 use super::{DryRun, Error, Targets};
-use crate::k8s;
+use kfsched_core::k8s;
 
 /// One change asked for on the command line.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -594,7 +594,7 @@ impl<'a> Tree<'a> {
                     // a comment or on a later line than its first `-`, start
                     // at the `-`, so that replacing the sequence replaces it.
                     let s = if !is_map && !flow && full.as_bytes().get(s as usize) != Some(&b'-') {
-                        match crate::yaml::block::dash_before(full, s as usize) {
+                        match crate::block::dash_before(full, s as usize) {
                             Some(d) if full[d + 1..s as usize].contains(['\n', '#']) => d as u32,
                             _ => s,
                         }
@@ -1118,7 +1118,7 @@ pub fn block_scalar_header(src: &str, start: usize) -> Option<(usize, usize)> {
     loop {
         let line_start = src[..line_end].rfind('\n').map_or(0, |p| p + 1);
         let line = &src[line_start..line_end];
-        let code = crate::yaml::block::comment_start(line).map_or(line, |c| &line[..c]);
+        let code = crate::block::comment_start(line).map_or(line, |c| &line[..c]);
         let code = code.trim_end_matches(['\r', ' ', '\t']);
         let tok_start = code.rfind([' ', '\t']).map_or(0, |p| p + 1);
         let tok = &code[tok_start..];

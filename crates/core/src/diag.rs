@@ -43,10 +43,10 @@ impl fmt::Display for Diagnostic {
 
 /// Decodes file bytes as UTF-8, pointing at the first invalid byte; also
 /// refuses a bare carriage return used as a line break (see
-/// [`crate::yaml::tree::bare_cr`]).
+/// [`kfsched_yaml::tree::bare_cr`]).
 pub fn decode_utf8<'b>(file: &str, bytes: &'b [u8]) -> Result<&'b str, Diagnostic> {
     let text = utf8(file, bytes)?;
-    if let Some(e) = crate::yaml::tree::bare_cr(text) {
+    if let Some(e) = kfsched_yaml::tree::bare_cr(text) {
         return Err(Diagnostic {
             file: file.to_string(),
             line: e.line,
@@ -62,7 +62,7 @@ fn utf8<'b>(file: &str, bytes: &'b [u8]) -> Result<&'b str, Diagnostic> {
     std::str::from_utf8(bytes).map_err(|e| {
         let valid = e.valid_up_to();
         let prefix = std::str::from_utf8(&bytes[..valid]).unwrap_or("");
-        let (line, col) = crate::yaml::tree::line_col(prefix, valid);
+        let (line, col) = kfsched_yaml::tree::line_col(prefix, valid);
         Diagnostic {
             file: file.to_string(),
             line,

@@ -23,7 +23,7 @@ use super::client::Clients;
 use super::edit::{self, Fetched, Step, Summary, list_nodes, name_of};
 use super::taint::{TaintChange, display, parse_change};
 use super::{DryRun, Error};
-use crate::policy::{NodePool, Policy};
+use kfsched_core::policy::{NodePool, Policy};
 
 /// The annotation that records what `node apply` added.
 pub const MANAGED_ANNOTATION: &str = "kfsched.dev/managed";

@@ -8,8 +8,8 @@ use serde_json::{Map, Value as Json, json};
 
 use crate::diag::Diagnostic;
 use crate::k8s::nearest;
-use crate::yaml::tree::{Kind, NodeId, Tree};
-use crate::yaml::value::{Resolved, resolve_plain};
+use kfsched_yaml::tree::{Kind, NodeId, Tree};
+use kfsched_yaml::value::{Resolved, resolve_plain};
 
 /// A field's type.
 #[derive(Clone, Copy, Debug)]
@@ -437,7 +437,7 @@ impl<'t, 'a> Reader<'t, 'a> {
                 if n.kind == Kind::Scalar && !n.style.is_quoted() {
                     let s = tree.scalar(node);
                     if resolve_plain(s) == Resolved::Int {
-                        if let crate::yaml::Value::Int(i) = crate::yaml::value::plain_value(s) {
+                        if let kfsched_yaml::Value::Int(i) = kfsched_yaml::value::plain_value(s) {
                             return Json::from(i);
                         }
                     }
@@ -472,7 +472,7 @@ impl<'t, 'a> Reader<'t, 'a> {
                 let mut seen: Vec<String> = Vec::new();
                 for (k, v) in tree.entries(node) {
                     let key = tree.scalar(k).to_string();
-                    let p = format!("{path}.{}", crate::yaml::tree::path_key(&key));
+                    let p = format!("{path}.{}", kfsched_yaml::tree::path_key(&key));
                     self.locs.insert(p.clone(), tree.position(k));
                     if seen.contains(&key) {
                         self.diag(k, &p, format!("duplicate key {key:?}"));
@@ -514,9 +514,9 @@ impl<'t, 'a> Reader<'t, 'a> {
                 for (k, v) in entries {
                     let key = tree.scalar(k).to_string();
                     let p = if path.is_empty() {
-                        crate::yaml::tree::path_key(&key)
+                        kfsched_yaml::tree::path_key(&key)
                     } else {
-                        format!("{path}.{}", crate::yaml::tree::path_key(&key))
+                        format!("{path}.{}", kfsched_yaml::tree::path_key(&key))
                     };
                     let Some(field) = fields.iter().find(|fl| fl.name == key) else {
                         if let Some(place) = belongs(&key) {

@@ -20,15 +20,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::node::client::Overrides;
-use crate::policy::Policy;
+use kfsched::node::client::Overrides;
+use kfsched::policy::Policy;
 
 /// Cobra's `ShellCompDirective` bits, as kubectl's completion scripts read them.
 pub mod directive {
-    /// Something went wrong: offer nothing.
-    pub const ERROR: u32 = 1;
-    /// Do not add a space after the completion.
-    pub const NO_SPACE: u32 = 2;
     /// Do not fall back to file names when nothing is offered.
     pub const NO_FILE_COMP: u32 = 4;
     /// The candidates are file extensions: complete file names with them (and directories).
@@ -147,6 +143,7 @@ impl Completions {
     }
 
     /// The values alone, for tests and messages.
+    #[cfg(test)]
     pub fn values(&self) -> Vec<&str> {
         self.candidates.iter().map(|c| c.value.as_str()).collect()
     }
@@ -526,7 +523,7 @@ impl Environment {
 impl Sources for Environment {
     fn policy(&self, explicit: Option<&Path>) -> Option<Policy> {
         let path =
-            crate::discover::policy_path(explicit, self.policy_env.clone(), &self.cwd).ok()?;
+            kfsched::discover::policy_path(explicit, self.policy_env.clone(), &self.cwd).ok()?;
         Policy::load(&path).ok()
     }
 
@@ -550,7 +547,7 @@ impl Sources for Environment {
         context: Option<&str>,
         overrides: &Overrides,
     ) -> Vec<String> {
-        let opts = crate::node::client::ClientOptions {
+        let opts = kfsched::node::client::ClientOptions {
             kubeconfig: kubeconfig.map(Path::to_path_buf),
             context: context.map(str::to_string),
             kubeconfig_env: self.kubeconfig_env.clone(),
@@ -567,7 +564,7 @@ impl Sources for Environment {
         let timeout = self.timeout;
         let names = runtime.block_on(async move {
             tokio::time::timeout(timeout, async {
-                let clients = crate::node::client::connect(&opts).await.ok()?;
+                let clients = kfsched::node::client::connect(&opts).await.ok()?;
                 let api: kube::Api<k8s_openapi::api::core::v1::Node> = kube::Api::all(clients.main);
                 let list = api
                     .list_metadata(&kube::api::ListParams::default())
@@ -613,153 +610,11 @@ pub fn script(shell: Shell, program: &str) -> String {
         .replace("@FUNC@", &func)
 }
 
-const BASH: &str = r#"# bash completion for @PROGRAM@
-#
-#   source <(@PROGRAM@ completion bash)                # this shell
-#   @PROGRAM@ completion bash > ~/.local/share/bash-completion/completions/@PROGRAM@
-#
-# This completes the @PROGRAM@ command. `kubectl kfsched <TAB>` is completed by
-# kubectl's own completion (kubectl >= 1.26, `source <(kubectl completion bash)`),
-# which runs the kubectl_complete-kfsched companion from PATH.
-@FUNC@() {
-    local line=${COMP_LINE:0:COMP_POINT}
-    local -a words=()
-    read -r -a words <<< "$line"
-    [[ $line =~ [[:space:]]$ ]] && words+=("")
-    (( ${#words[@]} >= 2 )) || return 0
-    local cur=${words[${#words[@]}-1]}
-    local out
-    out=$("${words[0]}" __complete "${words[@]:1}" 2>/dev/null) || return 0
-    local -a lines=()
-    local l
-    while IFS='' read -r l; do lines+=("$l"); done <<< "$out"
-    local directive=0 n=${#lines[@]}
-    if (( n > 0 )) && [[ ${lines[n-1]} =~ ^:[0-9]+$ ]]; then
-        directive=${lines[n-1]#:}
-        unset "lines[n-1]"
-    fi
-    # Readline replaces only the text after the last COMP_WORDBREAKS character;
-    # candidates answer for the whole word (or, for --flag=value, the value).
-    # (No mapfile or nameref: bash 3.2, as on macOS, runs this too.)
-    local vcur=$cur
-    [[ $vcur == -*=* ]] && vcur=${vcur#*=}
-    local bword=${line##*["$COMP_WORDBREAKS"]}
-    local cut=$(( ${#vcur} - ${#bword} ))
-    (( cut < 0 )) && cut=0
-    COMPREPLY=()
-    if (( directive & 8 )); then
-        compopt -o filenames 2>/dev/null
-        local ext
-        for ext in "${lines[@]}"; do
-            [[ -n $ext ]] || continue
-            while IFS='' read -r l; do COMPREPLY+=("$l"); done < <(compgen -f -X "!*.$ext" -- "$bword")
-        done
-        while IFS='' read -r l; do COMPREPLY+=("$l"); done < <(compgen -d -- "$bword")
-        return 0
-    fi
-    local v
-    for l in "${lines[@]}"; do
-        v=${l%%$'\t'*}
-        [[ -n $v && $v == "$vcur"* ]] && COMPREPLY+=("${v:cut}")
-    done
-    if (( ${#COMPREPLY[@]} == 0 )); then
-        (( directive & 4 )) || compopt -o default 2>/dev/null
-        return 0
-    fi
-    (( directive & 2 )) && compopt -o nospace 2>/dev/null
-    return 0
-}
-complete -F @FUNC@ @PROGRAM@
-"#;
+const BASH: &str = include_str!("completion/kfsched.bash");
 
-const ZSH: &str = r#"#compdef @PROGRAM@
-# zsh completion for @PROGRAM@
-#
-#   source <(@PROGRAM@ completion zsh)                 # this shell (after compinit)
-#   @PROGRAM@ completion zsh > "${fpath[1]}/_@PROGRAM@"   # every shell
-#
-# This completes the @PROGRAM@ command. `kubectl kfsched <TAB>` is completed by
-# kubectl's own completion (kubectl >= 1.26, `source <(kubectl completion zsh)`),
-# which runs the kubectl_complete-kfsched companion from PATH.
-@FUNC@() {
-    local -a lines comps globs nospace
-    local out l v d directive=0 cur=${words[CURRENT]}
-    out=$(${words[1]} __complete "${(@)words[2,CURRENT]}" 2>/dev/null) || return 1
-    lines=("${(@f)out}")
-    if [[ ${lines[-1]} == :<-> ]]; then
-        directive=${lines[-1]#:}
-        lines=("${(@)lines[1,-2]}")
-    fi
-    if (( directive & 8 )); then
-        for l in $lines; do globs+=("$l"); done
-        _files -g "*.(${(j:|:)globs})"
-        return
-    fi
-    [[ $cur == -*=* ]] && compset -P '*='
-    for l in $lines; do
-        [[ -z $l ]] && continue
-        v=${l%%$'\t'*}
-        d=
-        [[ $l == *$'\t'* ]] && d=${l#*$'\t'}
-        comps+=("${v//:/\\:}${d:+:$d}")
-    done
-    if (( ${#comps} == 0 )); then
-        (( directive & 4 )) || _files
-        return
-    fi
-    (( directive & 2 )) && nospace=(-S '')
-    _describe -t values '@PROGRAM@' comps $nospace
-}
-if [[ ${funcstack[1]} == _@PROGRAM@ ]]; then
-    @FUNC@ "$@"
-else
-    compdef @FUNC@ @PROGRAM@
-fi
-"#;
+const ZSH: &str = include_str!("completion/kfsched.zsh");
 
-const FISH: &str = r#"# fish completion for @PROGRAM@
-#
-#   @PROGRAM@ completion fish | source                 # this shell
-#   @PROGRAM@ completion fish > ~/.config/fish/completions/@PROGRAM@.fish
-#
-# This completes the @PROGRAM@ command. `kubectl kfsched <TAB>` is completed by
-# kubectl's own completion (kubectl >= 1.26, `kubectl completion fish | source`),
-# which runs the kubectl_complete-kfsched companion from PATH.
-function @FUNC@
-    set -l args (commandline -opc)
-    set -l cur (commandline -ct)
-    set -l out ($args[1] __complete $args[2..-1] "$cur" 2>/dev/null)
-    or return
-    set -l directive 0
-    if string match -qr '^:[0-9]+$' -- "$out[-1]"
-        set directive (string sub -s 2 -- "$out[-1]")
-        set -e out[-1]
-    end
-    if test (math "bitand($directive, 8)") -ne 0
-        for f in (__fish_complete_path "$cur" | string replace -r -- '\t.*$' '')
-            if string match -q -- '*/' "$f"
-                echo $f
-            else
-                for ext in $out
-                    string match -q -- "*.$ext" "$f"; and echo $f
-                end
-            end
-        end
-        return
-    end
-    set -l prefix (string match -r -- '^-[^=]*=' "$cur")
-    set -l n 0
-    for l in $out
-        test -n "$l"; or continue
-        printf '%s%s\n' "$prefix" "$l"
-        set n (math $n + 1)
-    end
-    if test $n -eq 0; and test (math "bitand($directive, 4)") -eq 0
-        __fish_complete_path "$cur"
-    end
-end
-complete -c @PROGRAM@ -f -a '(@FUNC@)'
-"#;
+const FISH: &str = include_str!("completion/kfsched.fish");
 
 #[cfg(test)]
 mod tests {

@@ -12,10 +12,10 @@ use crate::diag::{Diagnostic, decode_utf8};
 use crate::format::{self, Doc};
 use crate::policy::Policy;
 use crate::rewrite::{Planned, merge_key_error, plan};
-use crate::yaml::BlockStyle;
-use crate::yaml::edit::{Edit, Editor, Flavor, Placement};
-use crate::yaml::tree::{Kind, NodeId, Tree};
-use crate::yaml::value::Value;
+use kfsched_yaml::BlockStyle;
+use kfsched_yaml::edit::{Edit, Editor, Flavor, Placement};
+use kfsched_yaml::tree::{Kind, NodeId, Tree};
+use kfsched_yaml::value::Value;
 
 /// The outcome of one function run.
 pub struct KrmOutcome {
@@ -337,7 +337,7 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
             Some(node) if tree.kind(node) == Kind::Seq => {
                 let mut all: Vec<Value> = tree
                     .items(node)
-                    .map(|i| crate::yaml::value::node_value(&tree, i))
+                    .map(|i| kfsched_yaml::value::node_value(&tree, i))
                     .collect();
                 all.extend(new_results);
                 Edit::Reconcile {

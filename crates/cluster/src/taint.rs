@@ -19,7 +19,7 @@ use serde_json::json;
 use super::client::Clients;
 use super::edit::{self, Step, Summary, name_of};
 use super::{DryRun, Error, Targets};
-use crate::k8s;
+use kfsched_core::k8s;
 
 /// The effects the API server accepts.
 pub const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];

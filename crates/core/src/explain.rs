@@ -7,8 +7,8 @@ use crate::matching::Subject;
 use crate::policy::Policy;
 use crate::rewrite::ComponentReport;
 use crate::rewrite::FileOutcome;
-use crate::yaml::Value;
-use crate::yaml::block::flow_text;
+use kfsched_yaml::Value;
+use kfsched_yaml::block::flow_text;
 
 /// Rules that selected no component in any of the files.
 pub fn unmatched_rules<'p>(policy: &'p Policy, outcomes: &[FileOutcome]) -> Vec<&'p str> {
@@ -208,4 +208,15 @@ pub fn json(policy: &Policy, outcomes: &[FileOutcome]) -> Json {
         "files": files,
         "unmatchedRules": unmatched_rules(policy, outcomes),
     })
+}
+
+/// A JSON report (such as [`json`]'s) as block YAML, for `-o yaml`.
+pub fn yaml(j: &Json) -> String {
+    let v = Value::from_json(j);
+    let style = kfsched_yaml::BlockStyle::default();
+    let mut out = String::new();
+    for (k, v) in v.as_map().unwrap_or_default() {
+        out.push_str(&style.entry(k, v, 0));
+    }
+    out
 }

@@ -20,3 +20,13 @@ impl Exit {
         self as i32
     }
 }
+
+/// SPEC §4's exit code for a failed `node` command.
+pub fn of_node_error(e: &kfsched::node::Error) -> Exit {
+    use kfsched::node::Error;
+    match e {
+        Error::Usage(_) | Error::Config(_) | Error::Refused(_) => Exit::Usage,
+        Error::Api { .. } | Error::Failed(_) | Error::DrainIncomplete(_) => Exit::Cluster,
+        Error::Interrupted => Exit::Interrupted,
+    }
+}

@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::{
 use std::sync::Arc;
 
 use crate::policy::{Rule, Strategy};
-use crate::yaml::Value;
+use kfsched_yaml::Value;
 
 /// The shapes entries take in a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
