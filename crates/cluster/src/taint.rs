@@ -193,7 +193,7 @@ fn check_effect(spec: &str, effect: &str) -> Result<(), String> {
     if EFFECTS.contains(&effect) {
         return Ok(());
     }
-    let hint = k8s::nearest(effect, EFFECTS)
+    let hint = kfsched_core::suggest::nearest(effect, EFFECTS)
         .map(|n| format!("; did you mean {n:?}?"))
         .unwrap_or_default();
     Err(format!(

@@ -116,42 +116,38 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Source>, Vec<Diagnostic>> {
     }
 }
 
+/// Appends the `*.yaml`/`*.yml` files under `dir`: depth first, each
+/// directory's files (sorted) before its subdirectories (sorted), hidden
+/// entries skipped, symbolic links not followed into directories.
 fn walk(dir: &Path, out: &mut Vec<Source>, errors: &mut Vec<Diagnostic>) {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let entries = match std::fs::read_dir(&d) {
-            Ok(e) => e,
-            Err(e) => {
-                errors.push(Diagnostic::file(
-                    &d.display().to_string(),
-                    format!("cannot read the directory: {e}"),
-                ));
-                continue;
-            }
-        };
-        let mut files = Vec::new();
-        let mut dirs = Vec::new();
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with('.') && name != POLICY_FILE {
-                continue;
-            }
-            let path = e.path();
-            match e.file_type() {
-                Ok(t) if t.is_dir() => dirs.push(path),
-                Ok(_) => {
-                    if (name.ends_with(".yaml") || name.ends_with(".yml")) && name != POLICY_FILE {
-                        files.push(path);
-                    }
+    let hidden = |e: &walkdir::DirEntry| {
+        let name = e.file_name().to_string_lossy();
+        e.depth() > 0 && name.starts_with('.') && name != POLICY_FILE
+    };
+    let walker = walkdir::WalkDir::new(dir)
+        .sort_by_key(|e| (e.file_type().is_dir(), e.file_name().to_os_string()))
+        .into_iter()
+        .filter_entry(|e| !hidden(e));
+    for entry in walker {
+        match entry {
+            Ok(e) if !e.file_type().is_dir() => {
+                let name = e.file_name().to_string_lossy();
+                if (name.ends_with(".yaml") || name.ends_with(".yml")) && name != POLICY_FILE {
+                    out.push(Source::File(e.into_path()));
                 }
-                Err(_) => {}
+            }
+            Ok(_) => {}
+            Err(e) => {
+                let at = e.path().unwrap_or(dir).display().to_string();
+                let why = e
+                    .io_error()
+                    .map_or_else(|| e.to_string(), std::io::Error::to_string);
+                errors.push(Diagnostic::file(
+                    &at,
+                    format!("cannot read the directory: {why}"),
+                ));
             }
         }
-        files.sort();
-        dirs.sort();
-        out.extend(files.into_iter().map(Source::File));
-        stack.extend(dirs.into_iter().rev());
     }
 }
 

@@ -450,75 +450,9 @@ impl SelParser<'_> {
     }
 }
 
-/// The nearest candidate to `word` (for "did you mean").
-pub fn nearest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
-    let lw = word.to_ascii_lowercase();
-    let mut best: Option<(&str, usize)> = None;
-    for c in candidates {
-        if c.eq_ignore_ascii_case(word) {
-            return Some(c);
-        }
-        let d = edit_distance(&lw, &c.to_ascii_lowercase());
-        let limit = (c.len().max(word.len()) / 3).clamp(1, 4);
-        if d <= limit && best.is_none_or(|(_, bd)| d < bd) {
-            best = Some((c, d));
-        }
-        // A prefix/suffix slip like `toleration` for `tolerations`.
-        if best.is_none()
-            && (c.starts_with(&lw) || lw.starts_with(c))
-            && c.len().abs_diff(word.len()) <= 2
-        {
-            best = Some((c, 2));
-        }
-    }
-    best.map(|(c, _)| c)
-}
-
-/// Edits (insert, delete, substitute, or swap two neighbours) from `a` to
-/// `b`: the optimal-string-alignment distance, so `vaule` is one slip from
-/// `value`.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut before: Vec<usize> = vec![0; b.len() + 1];
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for i in 1..=a.len() {
-        cur[0] = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                cur[j] = cur[j].min(before[j - 2] + 1);
-            }
-        }
-        std::mem::swap(&mut before, &mut prev);
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nearest_counts_a_swap_of_neighbours_as_one_slip() {
-        assert_eq!(edit_distance("vaule", "value"), 1);
-        assert_eq!(edit_distance("nodse", "nodes"), 1);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(nearest("vaule", ["key", "value", "effect"]), Some("value"));
-        assert_eq!(
-            nearest(
-                "nodse",
-                ["name", "nodes", "nodeSelector", "labels", "taints"]
-            ),
-            Some("nodes")
-        );
-        assert_eq!(nearest("efect", ["key", "value", "effect"]), Some("effect"));
-        assert_eq!(nearest("zzz", ["key", "value", "effect"]), None);
-    }
 
     #[test]
     fn qualified_names() {
@@ -557,18 +491,5 @@ mod tests {
         assert!(LabelSelector::parse("a in ()").is_err());
         assert!(LabelSelector::parse("a=b c").is_err());
         assert!(LabelSelector::parse("a==b").is_ok());
-    }
-
-    #[test]
-    fn nearest_word() {
-        assert_eq!(
-            nearest("toleration", ["tolerations", "nodeSelector"]),
-            Some("tolerations")
-        );
-        assert_eq!(
-            nearest("nodeselector", ["tolerations", "nodeSelector"]),
-            Some("nodeSelector")
-        );
-        assert_eq!(nearest("zzz", ["tolerations", "nodeSelector"]), None);
     }
 }

@@ -12,3 +12,4 @@ pub mod matching;
 pub mod policy;
 pub mod rewrite;
 pub mod sched;
+pub mod suggest;

@@ -316,7 +316,7 @@ pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         for want in &a.rules {
             if !policy.rules.iter().any(|r| &r.name == want) {
                 let hint =
-                    kfsched::k8s::nearest(want, policy.rules.iter().map(|r| r.name.as_str()))
+                    kfsched::suggest::nearest(want, policy.rules.iter().map(|r| r.name.as_str()))
                         .map(|n| format!("; did you mean {n:?}?"))
                         .unwrap_or_default();
                 eprintln!(

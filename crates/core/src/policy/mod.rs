@@ -18,7 +18,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as MetaLabelSe
 use serde_json::Value as Json;
 
 use crate::diag::{Diagnostic, decode_utf8};
-use crate::k8s::{self, LabelSelector, nearest};
+use crate::k8s::{self, LabelSelector};
+use crate::suggest::nearest;
 use kfsched_yaml::tree::{Kind, Tree};
 use schema::{Locations, Reader};
 
@@ -765,7 +766,7 @@ impl Validator {
                     // A kind is one of a closed set: a glob that can match
                     // none of them is a typo that would select nothing.
                     Ok(g) if key == "kinds" && !known_kinds().any(|k| g.matches(k)) => {
-                        let hint = k8s::nearest(text, known_kinds())
+                        let hint = nearest(text, known_kinds())
                             .or_else(|| {
                                 known_kinds()
                                     .find(|k| k.eq_ignore_ascii_case(text.trim_end_matches('s')))

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value as Json, json};
 
 use crate::diag::Diagnostic;
-use crate::k8s::nearest;
+use crate::suggest::nearest;
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
 use kfsched_yaml::value::{Resolved, resolve_plain};
 
