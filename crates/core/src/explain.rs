@@ -117,7 +117,7 @@ pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String 
                     out.push_str(&format!("      images:  {}\n", c.images.join(", ")));
                 }
                 for (rule, v) in policy.rules.iter().zip(&c.verdicts) {
-                    match v.reason(rule, subject(c)) {
+                    match rule.reason(v, subject(c)) {
                         None => out.push_str(&format!("      matched  {}\n", rule.name)),
                         Some(why) => {
                             out.push_str(&format!("      not      {}: {why}\n", rule.name))
@@ -169,7 +169,7 @@ pub fn json(policy: &Policy, outcomes: &[FileOutcome]) -> Json {
                                 .rules
                                 .iter()
                                 .zip(&c.verdicts)
-                                .map(|(r, v)| json!({"rule": r.name, "matched": v.selected(), "reason": v.reason(r, subject(c))}))
+                                .map(|(r, v)| json!({"rule": r.name, "matched": v.selected(), "reason": r.reason(v, subject(c))}))
                                 .collect();
                             json!({
                                 "component": c.label,

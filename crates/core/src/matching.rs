@@ -1,9 +1,58 @@
-//! Which rules select which components, and why: every verdict carries its
-//! reason (which selector key failed or excluded), so `explain` can say it.
-//! The reason's text is only built when someone asks for it.
+//! Which rules select which components, and why: a rule's `match` and
+//! `exclude` selectors (globs per key) judged against what a component is
+//! matched on. Every verdict carries its reason (which selector key failed
+//! or excluded), so `explain` can say it; the reason's text is only built
+//! when someone asks for it.
 
-use crate::format::Component;
-use crate::policy::{Glob, Rule, Selector};
+/// A glob with its source text.
+#[derive(Clone, Debug)]
+pub struct Glob {
+    pub text: String,
+    pattern: glob::Pattern,
+    /// In `names`, `*` and `?` stop at `/`.
+    path_like: bool,
+}
+
+impl Glob {
+    pub fn new(text: &str, path_like: bool) -> Result<Glob, String> {
+        glob::Pattern::new(text)
+            .map(|pattern| Glob {
+                text: text.to_string(),
+                pattern,
+                path_like,
+            })
+            .map_err(|e| format!("invalid glob {text:?}: {} (at position {})", e.msg, e.pos))
+    }
+
+    pub fn matches(&self, s: &str) -> bool {
+        self.pattern.matches_with(
+            s,
+            glob::MatchOptions {
+                case_sensitive: true,
+                require_literal_separator: self.path_like,
+                require_literal_leading_dot: false,
+            },
+        )
+    }
+}
+
+/// `match` or `exclude`: each present key must match (AND); any glob of a key may match (OR).
+#[derive(Clone, Debug, Default)]
+pub struct Selector {
+    pub names: Option<Vec<Glob>>,
+    pub images: Option<Vec<Glob>>,
+    pub pipelines: Option<Vec<Glob>>,
+    pub kinds: Option<Vec<Glob>>,
+}
+
+impl Selector {
+    pub fn is_empty(&self) -> bool {
+        self.names.is_none()
+            && self.images.is_none()
+            && self.pipelines.is_none()
+            && self.kinds.is_none()
+    }
+}
 
 /// A key of `match` / `exclude`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,16 +94,7 @@ pub struct Subject<'c> {
     pub kind: &'c str,
 }
 
-impl<'c> Subject<'c> {
-    pub fn of(c: &'c Component) -> Self {
-        Subject {
-            names: &c.names,
-            images: &c.images,
-            pipeline: c.pipeline.as_deref(),
-            kind: &c.kind,
-        }
-    }
-
+impl Subject<'_> {
     fn any(&self, key: Key, f: impl Fn(&str) -> bool) -> bool {
         match key {
             Key::Names => self.names.iter().any(|n| f(n)),
@@ -89,12 +129,12 @@ impl Verdict {
         matches!(self, Verdict::Selected)
     }
 
-    /// Why the rule did not select the component, in words.
-    pub fn reason(&self, rule: &Rule, s: Subject) -> Option<String> {
+    /// Why the rule with these selectors did not select the component, in words.
+    pub fn reason(&self, matcher: &Selector, exclude: &Selector, s: Subject) -> Option<String> {
         match *self {
             Verdict::Selected => None,
             Verdict::Unmatched(key) => {
-                let g = key.globs(&rule.matcher).unwrap_or(&[]);
+                let g = key.globs(matcher).unwrap_or(&[]);
                 let values = s.values(key);
                 let detail = if key == Key::Pipelines && values.is_empty() {
                     "a plain workload has no pipeline".to_string()
@@ -114,7 +154,7 @@ impl Verdict {
                 ))
             }
             Verdict::Excluded(key) => {
-                let g = key.globs(&rule.exclude).unwrap_or(&[]);
+                let g = key.globs(exclude).unwrap_or(&[]);
                 for v in s.values(key) {
                     if let Some(p) = g.iter().find(|p| p.matches(v)) {
                         return Some(format!("exclude.{} {:?} matches {v:?}", key.name(), p.text));
@@ -152,16 +192,15 @@ fn first_miss(sel: &Selector, s: &Subject) -> Option<Key> {
     })
 }
 
-/// Whether `rule` selects the component, and if not, why.
-pub fn judge(rule: &Rule, c: &Component) -> Verdict {
-    let s = Subject::of(c);
-    if let Some(miss) = first_miss(&rule.matcher, &s) {
+/// Whether a rule with these selectors selects the subject, and if not, why.
+pub fn judge(matcher: &Selector, exclude: &Selector, s: &Subject) -> Verdict {
+    if let Some(miss) = first_miss(matcher, s) {
         return Verdict::Unmatched(miss);
     }
-    if !rule.exclude.is_empty() && first_miss(&rule.exclude, &s).is_none() {
+    if !exclude.is_empty() && first_miss(exclude, s).is_none() {
         let key = KEYS
             .into_iter()
-            .find(|&k| k.globs(&rule.exclude).is_some())
+            .find(|&k| k.globs(exclude).is_some())
             .unwrap_or(Key::Names);
         return Verdict::Excluded(key);
     }

@@ -9,9 +9,9 @@ use rayon::prelude::*;
 use crate::diag::{Diagnostic, decode_utf8};
 use crate::format::kfp_v2;
 use crate::format::{self, Change, Doc, Skipped};
-use crate::matching::{Verdict, judge};
+use crate::matching::Verdict;
 use crate::policy::Policy;
-use crate::sched::Changed;
+use crate::scheduling::Changed;
 use kfsched_yaml::edit::{Editor, Flavor};
 use kfsched_yaml::skim::{self, Projection};
 use kfsched_yaml::tree::{Kind, NodeId, Style, Tree, check_syntax};
@@ -584,7 +584,7 @@ fn plan_docs(
                 .rules
                 .iter()
                 .enumerate()
-                .filter(|(_, r)| comps.iter().any(|c| judge(r, c).selected()))
+                .filter(|(_, r)| comps.iter().any(|c| r.judge(&c.subject()).selected()))
                 .map(|(i, _)| i)
                 .collect();
             let rules: Vec<String> = report
@@ -618,7 +618,8 @@ fn plan_docs(
         let mut selected_any = false;
         let mut verdict_table: Vec<Vec<Verdict>> = Vec::with_capacity(comps.len());
         for comp in comps {
-            let verdicts: Vec<Verdict> = policy.rules.iter().map(|r| judge(r, comp)).collect();
+            let subject = comp.subject();
+            let verdicts: Vec<Verdict> = policy.rules.iter().map(|r| r.judge(&subject)).collect();
             let before = doc.read(tree, comp);
             let mut after = before.clone();
             let mut changed = Changed::default();
@@ -637,7 +638,7 @@ fn plan_docs(
                     continue;
                 }
                 selected_any = true;
-                let (c, notes) = after.apply(rule, shape, target);
+                let (c, notes) = crate::merge::apply(&mut after, rule, shape, target);
                 changed = Changed {
                     tolerations: changed.tolerations || c.tolerations,
                     node_selector: changed.node_selector || c.node_selector,
@@ -662,7 +663,7 @@ fn plan_docs(
                     }
                 }
             }
-            after.settle(&before, &mut changed);
+            crate::merge::settle(&mut after, &before, &mut changed);
             report.components.push(ComponentReport {
                 label: comp.label.clone(),
                 kind: comp.kind.clone(),

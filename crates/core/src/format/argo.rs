@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use super::{
     Change, Component, Place, Skipped, alias_refusal, field, field_no_alias, field_str, push_unique,
 };
-use crate::sched::{Changed, Sched, Term, opaque, pref_from_k8s, term_from_raw, tol_from_raw};
+use crate::scheduling::{Changed, Sched, Term, opaque, pref_from_k8s, term_from_raw, tol_from_raw};
 use kfsched_yaml::edit::{Edit, Flavor, Placement};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
 use kfsched_yaml::value::{Value, node_value};

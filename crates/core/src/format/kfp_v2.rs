@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::collections::HashMap;
 
 use super::{Change, Component, Place, Skipped, View, at, at_node, field, push_unique};
-use crate::sched::{Sched, opaque, pref_from_v2, term_from_raw, tol_from_raw};
+use crate::scheduling::{Sched, opaque, pref_from_v2, term_from_raw, tol_from_raw};
 use kfsched_yaml::edit::{Edit, Flavor, Placement};
 use kfsched_yaml::skim::{Pattern, Then};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};

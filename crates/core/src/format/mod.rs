@@ -6,7 +6,8 @@ pub mod argo;
 pub mod kfp_v2;
 pub mod workload;
 
-use crate::sched::{Changed, Sched, Shape, Target as SchedTarget};
+use crate::matching::Subject;
+use crate::scheduling::{Changed, Sched, Shape, Target as SchedTarget};
 use kfsched_yaml::edit::{Edit, Flavor};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
 
@@ -25,6 +26,18 @@ pub struct Component {
     pub label: String,
     /// Where its scheduling lives.
     pub place: Place,
+}
+
+impl Component {
+    /// What rules match the component on.
+    pub fn subject(&self) -> Subject<'_> {
+        Subject {
+            names: &self.names,
+            images: &self.images,
+            pipeline: self.pipeline.as_deref(),
+            kind: &self.kind,
+        }
+    }
 }
 
 /// Where a component's scheduling lives in the tree.

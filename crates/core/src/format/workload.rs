@@ -4,7 +4,7 @@
 
 use super::argo::{metadata_edits, pod_field_edits, read_affinity};
 use super::{Change, Component, Place, field, field_no_alias, field_str};
-use crate::sched::{Sched, tol_from_raw};
+use crate::scheduling::{Sched, tol_from_raw};
 use kfsched_yaml::edit::{Edit, Flavor, Placement};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
 use kfsched_yaml::value::{Value, node_value};

@@ -19,6 +19,8 @@ use serde_json::Value as Json;
 
 use crate::diag::{Diagnostic, decode_utf8};
 use crate::k8s::{self, LabelSelector};
+use crate::matching::{self, Glob, Selector, Subject, Verdict};
+use crate::scheduling::{Shape, Tol, tol_from_raw, tol_value};
 use crate::suggest::nearest;
 use kfsched_yaml::tree::{Kind, Tree};
 use schema::{Locations, Reader};
@@ -82,8 +84,8 @@ pub struct Rule {
     pub names_tolerations: bool,
     pub names_node_selector: bool,
     pub names_affinity: bool,
-    /// `tolerations` as merge entries, per shape (see `Rule::tols` in sched).
-    pub(crate) tol_cache: [std::sync::OnceLock<Vec<crate::sched::Tol>>; 2],
+    /// `tolerations` as entries of each file shape (see [`Rule::tolerations_as`]).
+    tolerations_by_shape: [Vec<Tol>; 2],
 }
 
 impl Rule {
@@ -97,55 +99,21 @@ impl Rule {
     pub fn has_required(&self) -> bool {
         !self.required.is_empty()
     }
-}
 
-/// A glob with its source text.
-#[derive(Clone, Debug)]
-pub struct Glob {
-    pub text: String,
-    pattern: glob::Pattern,
-    /// In `names`, `*` and `?` stop at `/`.
-    path_like: bool,
-}
-
-impl Glob {
-    pub fn new(text: &str, path_like: bool) -> Result<Glob, String> {
-        glob::Pattern::new(text)
-            .map(|pattern| Glob {
-                text: text.to_string(),
-                pattern,
-                path_like,
-            })
-            .map_err(|e| format!("invalid glob {text:?}: {} (at position {})", e.msg, e.pos))
+    /// Whether the rule selects the subject, and if not, why.
+    pub fn judge(&self, s: &Subject) -> Verdict {
+        matching::judge(&self.matcher, &self.exclude, s)
     }
 
-    pub fn matches(&self, s: &str) -> bool {
-        self.pattern.matches_with(
-            s,
-            glob::MatchOptions {
-                case_sensitive: true,
-                require_literal_separator: self.path_like,
-                require_literal_leading_dot: false,
-            },
-        )
+    /// Why the rule did not select the subject, in words (see [`Verdict::reason`]).
+    pub fn reason(&self, v: &Verdict, s: Subject) -> Option<String> {
+        v.reason(&self.matcher, &self.exclude, s)
     }
-}
 
-/// `match` or `exclude`: each present key must match (AND); any glob of a key may match (OR).
-#[derive(Clone, Debug, Default)]
-pub struct Selector {
-    pub names: Option<Vec<Glob>>,
-    pub images: Option<Vec<Glob>>,
-    pub pipelines: Option<Vec<Glob>>,
-    pub kinds: Option<Vec<Glob>>,
-}
-
-impl Selector {
-    pub fn is_empty(&self) -> bool {
-        self.names.is_none()
-            && self.images.is_none()
-            && self.pipelines.is_none()
-            && self.kinds.is_none()
+    /// The rule's tolerations as entries in a file's shape, built once
+    /// when the policy is read.
+    pub fn tolerations_as(&self, shape: Shape) -> &[Tol] {
+        &self.tolerations_by_shape[usize::from(shape == Shape::KfpV2)]
     }
 }
 
@@ -684,6 +652,12 @@ impl Validator {
         let names_tolerations = !tolerations.is_empty();
         let names_node_selector = get(r, "nodeSelector").is_some();
         let names_affinity = aff.is_some() || pool.is_some_and(|p| !p.labels.is_empty());
+        let tolerations_by_shape = [Shape::K8s, Shape::KfpV2].map(|shape| {
+            tolerations
+                .iter()
+                .map(|t| tol_from_raw(&tol_value(t, shape)))
+                .collect()
+        });
         let rule = Rule {
             index,
             name,
@@ -704,7 +678,7 @@ impl Validator {
             names_tolerations,
             names_node_selector,
             names_affinity,
-            tol_cache: Default::default(),
+            tolerations_by_shape,
         };
         if rule.strategy == Strategy::Replace {
             // Replacing a field with nothing would mean clearing it, which
