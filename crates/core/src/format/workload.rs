@@ -2,7 +2,8 @@
 //! and CronJob. The one component is the pod template; its name is the
 //! workload's `metadata.name`.
 
-use super::argo::{metadata_edits, pod_field_edits, read_affinity};
+use super::object::controller;
+use super::podspec::{metadata_edits, pod_field_edits, read_affinity};
 use super::{Change, Component, Place, field, field_no_alias, field_str};
 use crate::scheduling::{Sched, tol_from_raw};
 use kfsched_yaml::edit::{Edit, Flavor, Placement};
@@ -35,22 +36,6 @@ pub struct Workload {
     /// entry with `controller: true`, as `kubectl get` output has): its
     /// description (`ReplicaSet "train-5d8f"`) and the entry's node.
     pub owner: Option<(String, NodeId)>,
-}
-
-/// The controller among `metadata.ownerReferences`, when there is one.
-pub(crate) fn controller(tree: &Tree, root: NodeId) -> Option<(String, NodeId)> {
-    let refs = field(tree, root, "metadata").and_then(|m| field(tree, m, "ownerReferences"))?;
-    if tree.kind(refs) != Kind::Seq {
-        return None;
-    }
-    tree.items(refs).find_map(|r| {
-        let is_controller = field(tree, r, "controller")
-            .and_then(|v| tree.str_value(v))
-            .is_some_and(|v| v == "true");
-        let kind = field_str(tree, r, "kind")?;
-        let name = field_str(tree, r, "name")?;
-        is_controller.then(|| (format!("{kind} {name:?}"), r))
-    })
 }
 
 impl Workload {
