@@ -28,6 +28,26 @@ impl Diagnostic {
     }
 }
 
+impl Diagnostic {
+    /// A problem at byte `offset` of a parsed file, under YAML path `path`.
+    pub fn at(
+        tree: &kfsched_yaml::Tree,
+        file: &str,
+        offset: usize,
+        path: &str,
+        message: String,
+    ) -> Diagnostic {
+        let (line, col) = kfsched_yaml::tree::line_col(tree.src(), offset);
+        Diagnostic {
+            file: file.to_string(),
+            line,
+            col,
+            path: path.to_string(),
+            message,
+        }
+    }
+}
+
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.file)?;

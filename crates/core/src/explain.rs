@@ -4,9 +4,9 @@
 use serde_json::{Value as Json, json};
 
 use crate::matching::Subject;
+use crate::outcome::ComponentReport;
+use crate::outcome::FileOutcome;
 use crate::policy::Policy;
-use crate::rewrite::ComponentReport;
-use crate::rewrite::FileOutcome;
 use kfsched_yaml::Value;
 use kfsched_yaml::block::flow_text;
 

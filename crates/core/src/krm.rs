@@ -10,8 +10,8 @@
 
 use crate::diag::{Diagnostic, decode_utf8};
 use crate::format::{self, Doc};
+use crate::plan::{Planned, merge_key_error, plan};
 use crate::policy::Policy;
-use crate::rewrite::{Planned, merge_key_error, plan};
 use kfsched_yaml::BlockStyle;
 use kfsched_yaml::edit::{Edit, Editor, Flavor, Placement};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
@@ -256,7 +256,7 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
                                 &[Some(item)],
                                 policy,
                                 "ResourceList",
-                                crate::rewrite::Options::default(),
+                                crate::outcome::Options::default(),
                                 &mut editor,
                             );
                             reports.extend(r);

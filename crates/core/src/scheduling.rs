@@ -164,6 +164,20 @@ impl Changed {
     pub fn affinity(&self) -> bool {
         self.required || self.preferred || self.pod_affinity
     }
+
+    /// What either changed.
+    pub fn or(self, o: Changed) -> Changed {
+        Changed {
+            tolerations: self.tolerations || o.tolerations,
+            node_selector: self.node_selector || o.node_selector,
+            required: self.required || o.required,
+            preferred: self.preferred || o.preferred,
+            pod_affinity: self.pod_affinity || o.pod_affinity,
+            labels: self.labels || o.labels,
+            annotations: self.annotations || o.annotations,
+            replaced_affinity: self.replaced_affinity || o.replaced_affinity,
+        }
+    }
 }
 
 /// What a component is, for the errors some formats raise.

@@ -1,0 +1,461 @@
+//! Planning: for each document of a file (or item of a `v1 List` or KRM
+//! ResourceList), judge every rule against every component, merge the
+//! selected rules into the component's scheduling, and queue the edits that
+//! write the changed components. Errors that come from a rule meeting a
+//! file (a field the format cannot hold, a shared KFP v2 executor) point at
+//! the rule in the policy. The planner never touches text: the editor does.
+
+use kfsched_yaml::BlockStyle;
+use kfsched_yaml::edit::{Editor, Flavor};
+use kfsched_yaml::tree::{Kind, NodeId, Style, Tree};
+
+use crate::diag::Diagnostic;
+use crate::format::{self, Change, Component, Doc, Skipped};
+use crate::matching::Verdict;
+use crate::merge;
+use crate::outcome::{ComponentReport, DocReport, Options};
+use crate::policy::Policy;
+use crate::scheduling::Changed;
+
+/// What planning found: the reports, and the problems.
+pub(crate) struct Planned {
+    pub reports: Vec<DocReport>,
+    pub errors: Vec<Diagnostic>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// The file being planned and what it is planned against.
+struct Ctx<'a, 't> {
+    tree: &'a Tree<'t>,
+    policy: &'a Policy,
+    file: &'a str,
+    opts: Options,
+}
+
+impl Ctx<'_, '_> {
+    fn diag_at(&self, offset: usize, path: &str, message: String) -> Diagnostic {
+        Diagnostic::at(self.tree, self.file, offset, path, message)
+    }
+
+    /// A diagnostic at `node`.
+    fn diag_node(&self, node: NodeId, message: String) -> Diagnostic {
+        self.diag_at(
+            self.tree.node(node).start as usize,
+            &self.tree.path(node),
+            message,
+        )
+    }
+}
+
+/// Matches rules to the components of `docs`, merges, and queues the edits
+/// in `editor`. Used for files and for the items of a KRM ResourceList.
+/// `roots[i]` is the root node of `docs[i]` (for the indentation of text
+/// inserted into it).
+pub(crate) fn plan(
+    tree: &Tree,
+    docs: &[Doc],
+    roots: &[Option<NodeId>],
+    policy: &Policy,
+    file: &str,
+    opts: Options,
+    editor: &mut Editor,
+) -> Planned {
+    let ctx = Ctx {
+        tree,
+        policy,
+        file,
+        opts,
+    };
+    let mut planned = Planned {
+        reports: Vec::new(),
+        errors: Vec::new(),
+        warnings: Vec::new(),
+    };
+    plan_docs(&ctx, docs, roots, None, editor, &mut planned);
+    planned
+}
+
+/// [`plan`], for the documents of a file (`list` is `None`) or the items of
+/// the `v1 List` that is document `list` (each item planned like a
+/// document; the List's report holds all their components).
+fn plan_docs(
+    ctx: &Ctx,
+    docs: &[Doc],
+    roots: &[Option<NodeId>],
+    list: Option<usize>,
+    editor: &mut Editor,
+    out: &mut Planned,
+) {
+    let mut file_style: Option<BlockStyle> = None;
+    for (index, doc) in docs.iter().enumerate() {
+        if let Doc::List(l) = doc {
+            let report = plan_list(ctx, index, doc, l, editor, out);
+            out.reports.push(report);
+            continue;
+        }
+        let root = roots.get(index).copied().flatten();
+        let mut report = DocReport {
+            index,
+            format: doc.format_name(),
+            skipped_because: match doc {
+                Doc::Other(why) => Some(why.clone()),
+                Doc::Unsupported { why, .. } => Some(why.to_string()),
+                _ => None,
+            },
+            components: Vec::new(),
+            skipped: doc.skipped().to_vec(),
+            selected_skipped: Vec::new(),
+        };
+        if doc.components().is_empty() {
+            if let Doc::Unsupported { why, fix } = doc {
+                let at = root.map_or(0, |r| ctx.tree.node(r).start as usize);
+                let place = match list {
+                    None => format!("document {}", index + 1),
+                    Some(d) => format!("document {}, item {}", d + 1, index + 1),
+                };
+                out.warnings
+                    .push(ctx.diag_at(at, "", format!("{place}: skipped: {why}; {fix}")));
+            }
+            out.reports.push(report);
+            continue;
+        }
+        if let Some((owner, at)) = doc.owner() {
+            skip_owned(ctx, doc, owner, *at, &mut report, out);
+            out.reports.push(report);
+            continue;
+        }
+        let (changes, verdicts) = plan_components(ctx, doc, &mut report, out);
+        let selected_any = verdicts.iter().flatten().any(Verdict::selected);
+        if let (Doc::Argo(w), true) = (doc, selected_any) {
+            if let Some((node, msg)) = &w.refusal {
+                let rules = rule_names(ctx.policy, |i| verdicts.iter().any(|v| v[i].selected()));
+                out.errors.push(ctx.diag_node(
+                    *node,
+                    format!(
+                        "{msg} ({} components of this workflow); nothing was written",
+                        rules_select(&rules)
+                    ),
+                ));
+            }
+        }
+        if let Doc::KfpV2(p) = doc {
+            shared_executors(ctx, p, doc.components(), &verdicts, out);
+        }
+        out.reports.push(report);
+        // Once an error is found nothing is written; later documents are
+        // still planned, for their errors.
+        if changes.is_empty() || !out.errors.is_empty() {
+            continue;
+        }
+        write_doc(ctx, doc, root, &mut file_style, &changes, editor, out);
+    }
+}
+
+/// Plans the items of the `v1 List` that is document `index`; its report
+/// holds every item's components.
+fn plan_list(
+    ctx: &Ctx,
+    index: usize,
+    doc: &Doc,
+    l: &format::List,
+    editor: &mut Editor,
+    out: &mut Planned,
+) -> DocReport {
+    let mut inner = Planned {
+        reports: Vec::new(),
+        errors: Vec::new(),
+        warnings: Vec::new(),
+    };
+    plan_docs(ctx, &l.items, &l.roots, Some(index), editor, &mut inner);
+    out.errors.extend(inner.errors);
+    out.warnings.extend(inner.warnings);
+    let mut report = DocReport {
+        index,
+        format: doc.format_name(),
+        skipped_because: None,
+        components: Vec::new(),
+        skipped: Vec::new(),
+        selected_skipped: Vec::new(),
+    };
+    for r in inner.reports {
+        report.components.extend(r.components);
+        report.skipped.extend(r.skipped);
+        report.selected_skipped.extend(r.selected_skipped);
+    }
+    report
+}
+
+/// An object a controller manages (a Deployment's ReplicaSet, its Pods, a
+/// CronJob's Job, a CronWorkflow's Workflow): the controller recreates it
+/// from its own template, so the owner is what to rewrite. Its components
+/// are skipped, with a warning when a rule selects one.
+fn skip_owned(
+    ctx: &Ctx,
+    doc: &Doc,
+    owner: &str,
+    at: NodeId,
+    report: &mut DocReport,
+    out: &mut Planned,
+) {
+    let comps = doc.components();
+    let reason = format!(
+        "its controller, {owner}, makes it from its own template: rewrite that (or its own controller) instead"
+    );
+    report.selected_skipped = ctx
+        .policy
+        .rules
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| comps.iter().any(|c| r.judge(&c.subject()).selected()))
+        .map(|(i, _)| i)
+        .collect();
+    let rules: Vec<String> = report
+        .selected_skipped
+        .iter()
+        .map(|&i| format!("{:?}", ctx.policy.rules[i].name))
+        .collect();
+    if !rules.is_empty() {
+        out.warnings.push(ctx.diag_node(
+            at,
+            format!(
+                "{}: skipped: {reason} ({} it)",
+                doc.label(),
+                rules_select(&rules)
+            ),
+        ));
+    }
+    report.skipped.extend(comps.iter().map(|c| Skipped {
+        label: c.label.clone(),
+        reason: reason.clone(),
+    }));
+}
+
+/// Judges and merges every rule into every component of `doc`, filling
+/// `report`; returns the changed components and each component's verdicts.
+fn plan_components<'d>(
+    ctx: &Ctx,
+    doc: &'d Doc,
+    report: &mut DocReport,
+    out: &mut Planned,
+) -> (Vec<Change<'d>>, Vec<Vec<Verdict>>) {
+    let comps = doc.components();
+    let mut changes: Vec<Change> = Vec::with_capacity(comps.len());
+    let mut verdict_table: Vec<Vec<Verdict>> = Vec::with_capacity(comps.len());
+    report.components.reserve(comps.len());
+    for comp in comps {
+        let subject = comp.subject();
+        let verdicts: Vec<Verdict> = ctx.policy.rules.iter().map(|r| r.judge(&subject)).collect();
+        let (component_report, change) = plan_component(ctx, doc, comp, &verdicts, out);
+        report.components.push(component_report);
+        verdict_table.push(verdicts);
+        changes.extend(change);
+    }
+    (changes, verdict_table)
+}
+
+/// Merges the rules that selected `comp` (per `verdicts`) into its
+/// scheduling: its report, and the change to write when there is one.
+fn plan_component<'c>(
+    ctx: &Ctx,
+    doc: &Doc,
+    comp: &'c Component,
+    verdicts: &[Verdict],
+    out: &mut Planned,
+) -> (ComponentReport, Option<Change<'c>>) {
+    let before = doc.read(ctx.tree, comp);
+    let mut after = before.clone();
+    let mut changed = Changed::default();
+    let mut warnings = Vec::new();
+    let runtime = before.runtime_values();
+    if !runtime.is_empty() {
+        warnings.push(format!(
+            "{} set from pipeline parameters at run time: kfsched cannot check {} offline, \
+             and the driver may schedule this task differently from the result shown",
+            runtime.join(", "),
+            if runtime.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    let (shape, target) = (doc.shape(), doc.sched_target());
+    for (rule, v) in ctx.policy.rules.iter().zip(verdicts) {
+        if !v.selected() {
+            continue;
+        }
+        let (c, notes) = merge::apply(&mut after, rule, shape, target);
+        changed = changed.or(c);
+        for n in notes {
+            if n.error {
+                let msg = format!(
+                    "rule {:?} selects {} in {}, and {}",
+                    rule.name, comp.label, ctx.file, n.message
+                );
+                out.errors.push(ctx.policy.rule_diag(rule, n.field, msg));
+            } else {
+                let w = format!("rule {:?}: {}", rule.name, n.message);
+                warnings.push(w.clone());
+                out.warnings
+                    .push(Diagnostic::file(ctx.file, format!("{}: {w}", comp.label)));
+            }
+        }
+    }
+    merge::settle(&mut after, &before, &mut changed);
+    let details = ctx.opts.details;
+    // Only `explain` shows names, images and the scheduling before and after.
+    let report = ComponentReport {
+        label: comp.label.clone(),
+        kind: comp.kind.clone(),
+        pipeline: comp.pipeline.clone(),
+        names: if details {
+            comp.names.clone()
+        } else {
+            Vec::new()
+        },
+        images: if details {
+            comp.images.clone()
+        } else {
+            Vec::new()
+        },
+        verdicts: verdicts.to_vec(),
+        before: if details {
+            before.to_json()
+        } else {
+            serde_json::Value::Null
+        },
+        after: if details {
+            after.to_json()
+        } else {
+            serde_json::Value::Null
+        },
+        changed: changed.any(),
+        warnings,
+    };
+    let change = changed.any().then_some(Change {
+        component: comp,
+        before,
+        after,
+        changed,
+    });
+    (report, change)
+}
+
+/// KFP v2: a rule must select all or none of the tasks sharing an executor.
+fn shared_executors(
+    ctx: &Ctx,
+    p: &format::kfp_v2::Pipeline,
+    comps: &[Component],
+    verdicts: &[Vec<Verdict>],
+    out: &mut Planned,
+) {
+    for (label, tasks) in p.executor_tasks.iter().filter(|(_, t)| t.len() > 1) {
+        for (ri, rule) in ctx.policy.rules.iter().enumerate() {
+            let sel: Vec<&usize> = tasks
+                .iter()
+                .filter(|&&t| verdicts[t][ri].selected())
+                .collect();
+            if sel.is_empty() || sel.len() == tasks.len() {
+                continue;
+            }
+            let other = tasks
+                .iter()
+                .find(|t| !sel.contains(t))
+                .copied()
+                .unwrap_or(0);
+            out.errors.push(ctx.policy.rule_diag(
+                rule,
+                "match",
+                format!(
+                    "rule {:?} selects {} but not {} in {}; both run executor {label:?}, whose Kubernetes config they share: select both or neither (or compile the pipeline so each task has its own executor)",
+                    rule.name, comps[*sel[0]].label, comps[other].label, ctx.file
+                ),
+            ));
+        }
+    }
+}
+
+/// Queues the edits that write the changed components of one document.
+fn write_doc(
+    ctx: &Ctx,
+    doc: &Doc,
+    root: Option<NodeId>,
+    file_style: &mut Option<BlockStyle>,
+    changes: &[Change],
+    editor: &mut Editor,
+    out: &mut Planned,
+) {
+    // Hand-written documents get inserted text in their own indentation.
+    let flavor = match doc.flavor(BlockStyle::default()) {
+        Flavor::Generic(_) => {
+            let file_style = *file_style.get_or_insert_with(|| BlockStyle::detect(ctx.tree));
+            doc.flavor(match root {
+                Some(root) => BlockStyle::detect_under(ctx.tree, root, file_style),
+                None => file_style,
+            })
+        }
+        sdk => sdk,
+    };
+    if let (Doc::KfpV2(p), Some(root)) = (doc, root) {
+        if p.platform.is_none() && is_json_file(ctx.tree, root, ctx.file) {
+            out.errors.push(ctx.diag_at(
+                ctx.tree.node(root).start as usize,
+                "",
+                "this KFP v2 pipeline is JSON, and its scheduling would go into a second YAML document (the platform spec), which a JSON file cannot hold; the KFP SDK refuses too (\"Platform-specific features are only supported when serializing to YAML\"): compile the pipeline to a .yaml file; nothing was written".into(),
+            ));
+            return;
+        }
+    }
+    editor.set_flavor(flavor);
+    for edit in format::write(ctx.tree, doc, flavor, changes) {
+        if let Err(e) = editor.apply(edit) {
+            let d = ctx.diag_at(
+                e.offset,
+                &e.path,
+                format!("{}; nothing was written", e.message),
+            );
+            // Several edits of one refused value give one error.
+            if !out.errors.contains(&d) {
+                out.errors.push(d);
+            }
+        }
+    }
+}
+
+/// Whether a document is JSON that has to stay JSON: its root is a flow
+/// mapping (`{"pipelineInfo": ...}`, as `json.dump` and `kubectl get -o json`
+/// write) and the file is not named `.yaml`/`.yml` (a `.json` file, or
+/// stdin), so a second YAML document would make it unreadable as JSON.
+fn is_json_file(tree: &Tree, root: NodeId, file: &str) -> bool {
+    let n = tree.node(root);
+    n.kind == Kind::Map
+        && n.style == Style::Flow
+        && !(file.ends_with(".yaml") || file.ends_with(".yml"))
+}
+
+/// The quoted names of the rules whose index passes `pick`.
+fn rule_names(policy: &Policy, pick: impl Fn(usize) -> bool) -> Vec<String> {
+    policy
+        .rules
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| pick(*i))
+        .map(|(_, r)| format!("{:?}", r.name))
+        .collect()
+}
+
+/// `rule "a" selects` / `rules "a", "b" select`, for quoted rule names.
+fn rules_select(rules: &[String]) -> String {
+    match rules {
+        [one] => format!("rule {one} selects"),
+        _ => format!("rules {} select", rules.join(", ")),
+    }
+}
+
+/// The refusal of a YAML merge key `key` (see [`Tree::merge_keys`]).
+pub(crate) fn merge_key_error(tree: &Tree, file: &str, key: NodeId) -> Diagnostic {
+    let path = tree.parent(key).map_or_else(String::new, |m| tree.path(m));
+    Diagnostic::at(
+        tree,
+        file,
+        tree.node(key).start as usize,
+        &path,
+        "YAML merge key `<<`: kfsched does not expand merge keys, so it would miss the merged fields and override them with the ones it writes; write the merged keys out in this map; nothing was written".to_string(),
+    )
+}
