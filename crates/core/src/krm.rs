@@ -8,8 +8,11 @@
 //! orchestrator's `internal.config.kubernetes.io/*` annotations survive
 //! untouched. Results are written even when the policy is invalid.
 
+use std::borrow::Cow;
+
 use crate::diag::{Diagnostic, decode_utf8};
 use crate::format::{self, Doc};
+use crate::outcome::{DocReport, Options};
 use crate::plan::{Planned, merge_key_error, plan};
 use crate::policy::Policy;
 use kfsched_yaml::BlockStyle;
@@ -146,225 +149,31 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
         .filter(|&i| tree.kind(i) == Kind::Seq)
         .map(|i| tree.items(i).collect())
         .unwrap_or_default();
-
-    // The policy: the functionConfig when it is a SchedulingPolicy.
-    let fc = tree
-        .get_value(root, "functionConfig")
-        .filter(|&f| tree.kind(f) == Kind::Map);
-    let fc_kind = fc.and_then(|f| str_at(&tree, f, &["kind"]));
-    let loaded;
-    let policy: Result<&Policy, Vec<Diagnostic>> = match (fc, fc_kind) {
-        (Some(f), Some("SchedulingPolicy")) => match Policy::from_tree(FUNCTION_CONFIG, &tree, f) {
-            Ok(p) => {
-                loaded = p;
-                Ok(&loaded)
-            }
-            Err(e) => Err(e.0.into_iter().map(in_resource_list).collect()),
-        },
-        _ => fallback.ok_or_else(|| {
-            vec![Diagnostic {
-                file: "ResourceList".into(),
-                line: 0,
-                col: 0,
-                path: "functionConfig".into(),
-                message: "no SchedulingPolicy: give it as the functionConfig (kustomize: the transformer file itself; kpt: --fn-config policy.yaml) or pass -p/--policy".into(),
-            }]
-        }),
+    let mut run = Run {
+        tree: &tree,
+        items,
+        results: Vec::new(),
+        failed: false,
     };
-
-    let mut results: Vec<Result1> = Vec::new();
     let mut editor = Editor::new(&tree, Flavor::Generic(BlockStyle::detect(&tree)));
-    let mut failed = false;
-    match policy {
+    match function_policy(&tree, root, fallback) {
         Err(diags) => {
-            failed = true;
             for d in diags {
-                results.push(Result1 {
-                    severity: "error",
-                    message: format!("invalid SchedulingPolicy: {d}"),
-                    resource: None,
-                    file: None,
-                });
+                run.error(format!("invalid SchedulingPolicy: {d}"), None);
             }
         }
-        Ok(policy) => {
-            let roots: Vec<Option<NodeId>> = items.iter().map(|&i| Some(i)).collect();
-            match format::detect_roots(&tree, &roots) {
-                Err((node, msg)) => {
-                    failed = true;
-                    let item = items.iter().copied().find(|&i| tree.contains(i, node));
-                    results.push(Result1 {
-                        severity: "error",
-                        message: msg,
-                        resource: item.map(|i| resource_ref(&tree, i)),
-                        file: item.and_then(|i| file_ref(&tree, i)),
-                    });
-                }
-                Ok(mut docs) => {
-                    // KFP v2 IR is not rewritten here: its scheduling goes into
-                    // a second YAML document, which an item cannot carry.
-                    for (doc, &item) in docs.iter_mut().zip(&items) {
-                        match doc {
-                            Doc::KfpV2(_) => {
-                                results.push(Result1 {
-                                    severity: "warning",
-                                    message: "kfsched: a KFP v2 pipeline spec is not rewritten by the KRM function (its scheduling goes into a separate platform document, which a ResourceList item cannot carry); run `kubectl kfsched rewrite` on the file".into(),
-                                    // IR has no apiVersion, kind or name.
-                                    resource: Some(resource_ref(&tree, item))
-                                        .filter(|r| r.as_map().is_some_and(|m| !m.is_empty())),
-                                    file: file_ref(&tree, item),
-                                });
-                                *doc = Doc::Other("KFP v2 IR (use rewrite)".into());
-                            }
-                            Doc::KfpV2Platform => {
-                                *doc = Doc::Other("KFP v2 platform spec (use rewrite)".into());
-                            }
-                            _ => {}
-                        }
-                    }
-                    // Merge keys are refused in the items kfsched reads, as in files.
-                    let merge_keys: Vec<NodeId> =
-                        tree.merge_keys().into_iter().map(|(_, k)| k).collect();
-                    for (doc, &item) in docs.iter().zip(&items) {
-                        if matches!(doc, Doc::Other(_) | Doc::Unsupported { .. }) {
-                            continue;
-                        }
-                        for &k in merge_keys.iter().filter(|&&k| tree.contains(item, k)) {
-                            failed = true;
-                            results.push(Result1 {
-                                severity: "error",
-                                message: merge_key_error(&tree, "ResourceList", k).to_string(),
-                                resource: Some(resource_ref(&tree, item)),
-                                file: file_ref(&tree, item),
-                            });
-                        }
-                    }
-                    // With a merge key refused, planning would only add
-                    // errors about the same text: report that alone.
-                    if !failed {
-                        // One item at a time, so that each error and warning
-                        // names the item it is about.
-                        let mut reports = Vec::with_capacity(docs.len());
-                        for (i, &item) in items.iter().enumerate().take(docs.len()) {
-                            let Planned {
-                                reports: r,
-                                errors,
-                                warnings,
-                            } = plan(
-                                &tree,
-                                &docs[i..=i],
-                                &[Some(item)],
-                                policy,
-                                "ResourceList",
-                                crate::outcome::Options::default(),
-                                &mut editor,
-                            );
-                            reports.extend(r);
-                            for e in errors {
-                                failed = true;
-                                results.push(Result1 {
-                                    severity: "error",
-                                    message: in_resource_list(e).to_string(),
-                                    resource: Some(resource_ref(&tree, item)),
-                                    file: file_ref(&tree, item),
-                                });
-                            }
-                            for w in warnings {
-                                results.push(Result1 {
-                                    severity: "warning",
-                                    message: w.message,
-                                    resource: Some(resource_ref(&tree, item)),
-                                    file: file_ref(&tree, item),
-                                });
-                            }
-                        }
-                        let mut hits = vec![0usize; policy.rules.len()];
-                        for (report, &item) in reports.iter().zip(&items) {
-                            let mut rules: Vec<&str> = Vec::new();
-                            for c in &report.components {
-                                for (i, v) in c.verdicts.iter().enumerate() {
-                                    if v.selected() {
-                                        hits[i] += 1;
-                                        if c.changed
-                                            && !rules.contains(&policy.rules[i].name.as_str())
-                                        {
-                                            rules.push(&policy.rules[i].name);
-                                        }
-                                    }
-                                }
-                            }
-                            if report.components.iter().any(|c| c.changed) {
-                                results.push(Result1 {
-                                    severity: "info",
-                                    message: format!(
-                                        "kfsched: scheduling set by rule{} {}",
-                                        if rules.len() == 1 { "" } else { "s" },
-                                        rules.join(", ")
-                                    ),
-                                    resource: Some(resource_ref(&tree, item)),
-                                    file: file_ref(&tree, item),
-                                });
-                            }
-                        }
-                        for (rule, h) in policy.rules.iter().zip(hits) {
-                            if h == 0 {
-                                results.push(Result1 {
-                                    severity: "warning",
-                                    message: format!(
-                                        "kfsched: rule {:?} matched no component",
-                                        rule.name
-                                    ),
-                                    resource: None,
-                                    file: None,
-                                });
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        Ok(policy) => run.process(policy.as_ref(), &mut editor),
     }
-    if failed {
+    if run.failed {
         // Nothing is rewritten when anything failed: only results are
         // added, and none says that an item was changed.
         editor = Editor::new(&tree, Flavor::Generic(BlockStyle::detect(&tree)));
-        results.retain(|r| r.severity != "info");
+        run.results.retain(|r| r.severity != "info");
     }
-    let new_results: Vec<Value> = results.iter().map(Result1::value).collect();
-    if !new_results.is_empty() {
-        let existing = tree.get_value(root, "results");
-        let edit = match existing {
-            Some(node) if tree.kind(node) == Kind::Seq => {
-                let mut all: Vec<Value> = tree
-                    .items(node)
-                    .map(|i| kfsched_yaml::value::node_value(&tree, i))
-                    .collect();
-                all.extend(new_results);
-                Edit::Reconcile {
-                    node,
-                    desired: Value::Seq(all),
-                    placement: Placement::End,
-                }
-            }
-            Some(node) => Edit::Reconcile {
-                node,
-                desired: Value::Seq(new_results),
-                placement: Placement::End,
-            },
-            None => Edit::Insert {
-                map: root,
-                key: "results".into(),
-                value: Value::Seq(new_results),
-                placement: Placement::End,
-            },
-        };
-        if let Err(e) = editor.apply(edit) {
-            return Err(KrmInputError(vec![Diagnostic::file(
-                "<stdin>",
-                format!("cannot add results: {e}"),
-            )]));
-        }
-    }
+    let Run {
+        results, failed, ..
+    } = run;
+    add_results(&tree, root, &results, &mut editor)?;
     let output = if editor.is_empty() {
         text.to_string()
     } else {
@@ -389,6 +198,223 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
         output,
         failed,
         errors,
+    })
+}
+
+/// The policy: the functionConfig when it is a SchedulingPolicy, else `fallback`.
+fn function_policy<'p>(
+    tree: &Tree,
+    root: NodeId,
+    fallback: Option<&'p Policy>,
+) -> Result<Cow<'p, Policy>, Vec<Diagnostic>> {
+    let fc = tree
+        .get_value(root, "functionConfig")
+        .filter(|&f| tree.kind(f) == Kind::Map);
+    match (fc, fc.and_then(|f| str_at(tree, f, &["kind"]))) {
+        (Some(f), Some("SchedulingPolicy")) => Policy::from_tree(FUNCTION_CONFIG, tree, f)
+            .map(Cow::Owned)
+            .map_err(|e| e.0.into_iter().map(in_resource_list).collect()),
+        _ => fallback.map(Cow::Borrowed).ok_or_else(|| {
+            vec![Diagnostic {
+                file: "ResourceList".into(),
+                line: 0,
+                col: 0,
+                path: "functionConfig".into(),
+                message: "no SchedulingPolicy: give it as the functionConfig (kustomize: the transformer file itself; kpt: --fn-config policy.yaml) or pass -p/--policy".into(),
+            }]
+        }),
+    }
+}
+
+/// The items of one run and the results found so far.
+struct Run<'t, 'a> {
+    tree: &'t Tree<'a>,
+    items: Vec<NodeId>,
+    results: Vec<Result1>,
+    failed: bool,
+}
+
+impl Run<'_, '_> {
+    fn push(&mut self, severity: &'static str, message: String, item: Option<NodeId>) {
+        self.failed |= severity == "error";
+        self.results.push(Result1 {
+            severity,
+            message,
+            resource: item.map(|i| resource_ref(self.tree, i)),
+            file: item.and_then(|i| file_ref(self.tree, i)),
+        });
+    }
+
+    fn error(&mut self, message: String, item: Option<NodeId>) {
+        self.push("error", message, item);
+    }
+
+    /// Rewrites the items under `policy` into `editor`, collecting results.
+    fn process(&mut self, policy: &Policy, editor: &mut Editor) {
+        let tree = self.tree;
+        let roots: Vec<Option<NodeId>> = self.items.iter().map(|&i| Some(i)).collect();
+        let mut docs = match format::detect_roots(tree, &roots) {
+            Ok(docs) => docs,
+            Err((node, msg)) => {
+                let item = self.items.iter().copied().find(|&i| tree.contains(i, node));
+                self.error(msg, item);
+                return;
+            }
+        };
+        self.set_aside_kfp_v2(&mut docs);
+        self.refuse_merge_keys(&docs);
+        // With a merge key refused, planning would only add errors about
+        // the same text: report that alone.
+        if self.failed {
+            return;
+        }
+        let reports = self.plan_items(&docs, policy, editor);
+        self.summarize(&reports, policy);
+    }
+
+    /// KFP v2 IR is not rewritten here: its scheduling goes into a second
+    /// YAML document, which an item cannot carry.
+    fn set_aside_kfp_v2(&mut self, docs: &mut [Doc]) {
+        for (doc, &item) in docs.iter_mut().zip(&self.items) {
+            match doc {
+                Doc::KfpV2(_) => {
+                    self.results.push(Result1 {
+                        severity: "warning",
+                        message: "kfsched: a KFP v2 pipeline spec is not rewritten by the KRM function (its scheduling goes into a separate platform document, which a ResourceList item cannot carry); run `kubectl kfsched rewrite` on the file".into(),
+                        // IR has no apiVersion, kind or name.
+                        resource: Some(resource_ref(self.tree, item))
+                            .filter(|r| r.as_map().is_some_and(|m| !m.is_empty())),
+                        file: file_ref(self.tree, item),
+                    });
+                    *doc = Doc::Other("KFP v2 IR (use rewrite)".into());
+                }
+                Doc::KfpV2Platform => {
+                    *doc = Doc::Other("KFP v2 platform spec (use rewrite)".into());
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Merge keys are refused in the items kfsched reads, as in files.
+    fn refuse_merge_keys(&mut self, docs: &[Doc]) {
+        let tree = self.tree;
+        let merge_keys: Vec<NodeId> = tree.merge_keys().into_iter().map(|(_, k)| k).collect();
+        for (doc, item) in docs.iter().zip(self.items.clone()) {
+            if matches!(doc, Doc::Other(_) | Doc::Unsupported { .. }) {
+                continue;
+            }
+            for &k in merge_keys.iter().filter(|&&k| tree.contains(item, k)) {
+                let message = merge_key_error(tree, "ResourceList", k).to_string();
+                self.error(message, Some(item));
+            }
+        }
+    }
+
+    /// Plans one item at a time, so that each error and warning names the
+    /// item it is about.
+    fn plan_items(&mut self, docs: &[Doc], policy: &Policy, editor: &mut Editor) -> Vec<DocReport> {
+        let mut reports = Vec::with_capacity(docs.len());
+        for (i, item) in self.items.clone().into_iter().enumerate().take(docs.len()) {
+            let Planned {
+                reports: r,
+                errors,
+                warnings,
+            } = plan(
+                self.tree,
+                &docs[i..=i],
+                &[Some(item)],
+                policy,
+                "ResourceList",
+                Options::default(),
+                editor,
+            );
+            reports.extend(r);
+            for e in errors {
+                self.error(in_resource_list(e).to_string(), Some(item));
+            }
+            for w in warnings {
+                self.push("warning", w.message, Some(item));
+            }
+        }
+        reports
+    }
+
+    /// An info result per changed item naming the rules that changed it,
+    /// and a warning per rule that matched no component.
+    fn summarize(&mut self, reports: &[DocReport], policy: &Policy) {
+        let mut hits = vec![0usize; policy.rules.len()];
+        for (report, item) in reports.iter().zip(self.items.clone()) {
+            let mut rules: Vec<&str> = Vec::new();
+            for c in &report.components {
+                for (i, v) in c.verdicts.iter().enumerate() {
+                    if v.selected() {
+                        hits[i] += 1;
+                        if c.changed && !rules.contains(&policy.rules[i].name.as_str()) {
+                            rules.push(&policy.rules[i].name);
+                        }
+                    }
+                }
+            }
+            if report.components.iter().any(|c| c.changed) {
+                let message = format!(
+                    "kfsched: scheduling set by rule{} {}",
+                    if rules.len() == 1 { "" } else { "s" },
+                    rules.join(", ")
+                );
+                self.push("info", message, Some(item));
+            }
+        }
+        for (rule, h) in policy.rules.iter().zip(hits) {
+            if h == 0 {
+                let message = format!("kfsched: rule {:?} matched no component", rule.name);
+                self.push("warning", message, None);
+            }
+        }
+    }
+}
+
+/// Appends `results` to the ResourceList's `results` (created when absent).
+fn add_results(
+    tree: &Tree,
+    root: NodeId,
+    results: &[Result1],
+    editor: &mut Editor,
+) -> Result<(), KrmInputError> {
+    let new_results: Vec<Value> = results.iter().map(Result1::value).collect();
+    if new_results.is_empty() {
+        return Ok(());
+    }
+    let edit = match tree.get_value(root, "results") {
+        Some(node) if tree.kind(node) == Kind::Seq => {
+            let mut all: Vec<Value> = tree
+                .items(node)
+                .map(|i| kfsched_yaml::value::node_value(tree, i))
+                .collect();
+            all.extend(new_results);
+            Edit::Reconcile {
+                node,
+                desired: Value::Seq(all),
+                placement: Placement::End,
+            }
+        }
+        Some(node) => Edit::Reconcile {
+            node,
+            desired: Value::Seq(new_results),
+            placement: Placement::End,
+        },
+        None => Edit::Insert {
+            map: root,
+            key: "results".into(),
+            value: Value::Seq(new_results),
+            placement: Placement::End,
+        },
+    };
+    editor.apply(edit).map_err(|e| {
+        KrmInputError(vec![Diagnostic::file(
+            "<stdin>",
+            format!("cannot add results: {e}"),
+        )])
     })
 }
 

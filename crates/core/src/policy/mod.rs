@@ -117,6 +117,14 @@ impl Rule {
     }
 }
 
+/// Pod affinity and anti-affinity terms, required and preferred.
+type PodAffinityLists = (
+    Vec<PodAffinityTerm>,
+    Vec<WeightedPodAffinityTerm>,
+    Vec<PodAffinityTerm>,
+    Vec<WeightedPodAffinityTerm>,
+);
+
 /// Why a policy could not be loaded: every problem found.
 #[derive(Clone, Debug)]
 pub struct PolicyErrors(pub Vec<Diagnostic>);
@@ -479,176 +487,24 @@ impl Validator {
             _ => Strategy::Merge,
         };
         let pool_name = get(r, "pool").and_then(Json::as_str).map(str::to_string);
-        let pool = pool_name.as_ref().and_then(|p| {
-            let found = pools.iter().find(|x| &x.name == p);
-            if found.is_none() {
-                let hint = nearest(p, pools.iter().map(|x| x.name.as_str()))
-                    .map(|n| format!("; did you mean {n:?}?"))
-                    .unwrap_or_else(|| {
-                        if pools.is_empty() {
-                            "; declare it under spec.nodePools".to_string()
-                        } else {
-                            // Each name once (duplicates and empty names are errors of their own).
-                            let mut names: Vec<&str> = Vec::new();
-                            for n in pools.iter().map(|x| x.name.as_str()) {
-                                if !n.is_empty() && !names.contains(&n) {
-                                    names.push(n);
-                                }
-                            }
-                            format!("; known pools: {}", names.join(", "))
-                        }
-                    });
-                self.err(
-                    &format!("{path}.pool"),
-                    format!("unknown node pool {p:?}{hint}"),
-                );
-            }
-            found
-        });
-
-        // Tolerations: the pool's first, one per taint.
-        let mut tolerations: Vec<Toleration> = Vec::new();
-        if let Some(pool) = pool {
-            for t in &pool.taints {
-                let value = t.value.clone().filter(|v| !v.is_empty());
-                tolerations.push(Toleration {
-                    key: Some(t.key.clone()),
-                    operator: Some(if value.is_some() { "Equal" } else { "Exists" }.to_string()),
-                    value,
-                    effect: Some(t.effect.clone()),
-                    toleration_seconds: None,
-                });
-            }
-        }
-        let own_tolerations = get(r, "tolerations")
-            .and_then(Json::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for (i, t) in own_tolerations.iter().enumerate() {
-            let tol: Toleration = typed(Some(t));
-            let tp = format!("{path}.tolerations[{i}]");
-            if !self.has_errors_under(&tp) {
-                self.toleration(&tol, &tp);
-            }
-            tolerations.push(tol);
-        }
+        let pool = pool_name
+            .as_deref()
+            .and_then(|p| self.rule_pool(p, path, pools));
+        let tolerations = self.rule_tolerations(r, path, pool);
         let node_selector = pairs(get(r, "nodeSelector"));
         self.labels(&node_selector, &format!("{path}.nodeSelector"));
         let pod_labels = pairs(get(r, "podLabels"));
         self.labels(&pod_labels, &format!("{path}.podLabels"));
         let pod_annotations = pairs(get(r, "podAnnotations"));
         self.annotations(&pod_annotations, &format!("{path}.podAnnotations"));
-
-        let mut required = Vec::new();
-        if let Some(pool) = pool {
-            if !pool.labels.is_empty() {
-                required.push(vec![NodeSelectorTerm {
-                    match_expressions: Some(
-                        pool.labels
-                            .iter()
-                            .map(|(k, v)| NodeSelectorRequirement {
-                                key: k.clone(),
-                                operator: "In".into(),
-                                values: Some(vec![v.clone()]),
-                            })
-                            .collect(),
-                    ),
-                    match_fields: None,
-                }]);
-            }
-        }
         let aff = get(r, "affinity");
-        let na = aff.and_then(|a| get(a, "nodeAffinity"));
-        let mut preferred = Vec::new();
-        if let Some(na) = na {
-            let ap = format!("{path}.affinity.nodeAffinity");
-            if let Some(req) = get(na, "requiredDuringSchedulingIgnoredDuringExecution") {
-                let rp = format!("{ap}.requiredDuringSchedulingIgnoredDuringExecution");
-                let terms = get(req, "nodeSelectorTerms")
-                    .and_then(Json::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                if terms.is_empty() {
-                    self.err(
-                        &format!("{rp}.nodeSelectorTerms"),
-                        "Required value: must have at least one node selector term",
-                    );
-                }
-                let mut own = Vec::new();
-                for (i, t) in terms.iter().enumerate() {
-                    let term: NodeSelectorTerm = typed(Some(t));
-                    let tp = format!("{rp}.nodeSelectorTerms[{i}]");
-                    if term.match_expressions.as_ref().is_none_or(Vec::is_empty)
-                        && term.match_fields.as_ref().is_none_or(Vec::is_empty)
-                    {
-                        self.err(&tp, "Invalid value: an empty node selector term matches no node; give it matchExpressions or matchFields");
-                    }
-                    self.node_selector_term(&term, true, &tp);
-                    own.push(term);
-                }
-                if !own.is_empty() {
-                    required.push(own);
-                }
-            }
-            if let Some(list) =
-                get(na, "preferredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array)
-            {
-                let pp = format!("{ap}.preferredDuringSchedulingIgnoredDuringExecution");
-                for (i, t) in list.iter().enumerate() {
-                    let term: PreferredSchedulingTerm = typed(Some(t));
-                    let tp = format!("{pp}[{i}]");
-                    if term.weight <= 0 || term.weight > 100 {
-                        self.err(
-                            &format!("{tp}.weight"),
-                            format!("Invalid value: {}: must be in the range 1-100", term.weight),
-                        );
-                    }
-                    self.node_selector_term(&term.preference, false, &format!("{tp}.preference"));
-                    preferred.push(term);
-                }
-            }
-        }
-        let mut pa = [Vec::new(), Vec::new()];
-        let mut pw = [Vec::new(), Vec::new()];
-        for (slot, key) in ["podAffinity", "podAntiAffinity"].iter().enumerate() {
-            let Some(pj) = aff.and_then(|a| get(a, key)) else {
-                continue;
-            };
-            let base = format!("{path}.affinity.{key}");
-            if let Some(list) =
-                get(pj, "requiredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array)
-            {
-                for (i, t) in list.iter().enumerate() {
-                    let term: PodAffinityTerm = typed(Some(t));
-                    self.pod_affinity_term(
-                        &term,
-                        &format!("{base}.requiredDuringSchedulingIgnoredDuringExecution[{i}]"),
-                    );
-                    pa[slot].push(term);
-                }
-            }
-            if let Some(list) =
-                get(pj, "preferredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array)
-            {
-                for (i, t) in list.iter().enumerate() {
-                    let term: WeightedPodAffinityTerm = typed(Some(t));
-                    let tp = format!("{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}]");
-                    if term.weight <= 0 || term.weight > 100 {
-                        self.err(
-                            &format!("{tp}.weight"),
-                            format!("Invalid value: {}: must be in the range 1-100", term.weight),
-                        );
-                    }
-                    self.pod_affinity_term(
-                        &term.pod_affinity_term,
-                        &format!("{tp}.podAffinityTerm"),
-                    );
-                    pw[slot].push(term);
-                }
-            }
-        }
-        let [pod_affinity_required, pod_anti_affinity_required] = pa;
-        let [pod_affinity_preferred, pod_anti_affinity_preferred] = pw;
+        let (required, preferred) = self.node_affinity(aff, path, pool);
+        let (
+            pod_affinity_required,
+            pod_affinity_preferred,
+            pod_anti_affinity_required,
+            pod_anti_affinity_preferred,
+        ) = self.pod_affinity(aff, path);
         let names_tolerations = !tolerations.is_empty();
         let names_node_selector = get(r, "nodeSelector").is_some();
         let names_affinity = aff.is_some() || pool.is_some_and(|p| !p.labels.is_empty());
@@ -681,30 +537,7 @@ impl Validator {
             tolerations_by_shape,
         };
         if rule.strategy == Strategy::Replace {
-            // Replacing a field with nothing would mean clearing it, which
-            // kfsched does not do: an Argo template without a value falls
-            // back to the workflow's, so "cleared" could not be written.
-            let empty_aff =
-                rule.required.is_empty() && rule.preferred.is_empty() && !rule.has_pod_affinity();
-            for (field, empty) in [
-                (
-                    "tolerations",
-                    get(r, "tolerations").is_some() && rule.tolerations.is_empty(),
-                ),
-                (
-                    "nodeSelector",
-                    names_node_selector && rule.node_selector.is_empty(),
-                ),
-                ("affinity", aff.is_some() && empty_aff),
-            ] {
-                let p = format!("{path}.{field}");
-                if empty && !self.has_errors_under(&p) {
-                    self.err(
-                        &p,
-                        format!("Invalid value: an empty {field} under `strategy: replace` would clear the components' {field}, which kfsched does not do; list what they should have, or remove {field} from the rule"),
-                    );
-                }
-            }
+            self.replace_clears_nothing(&rule, r, path);
         }
         let does_nothing = rule.tolerations.is_empty()
             && rule.node_selector.is_empty()
@@ -720,6 +553,229 @@ impl Validator {
             );
         }
         rule
+    }
+
+    /// The pool a rule names, or an error that suggests one.
+    fn rule_pool<'p>(
+        &mut self,
+        p: &str,
+        path: &str,
+        pools: &'p [NodePool],
+    ) -> Option<&'p NodePool> {
+        let found = pools.iter().find(|x| x.name == p);
+        if found.is_none() {
+            let hint = nearest(p, pools.iter().map(|x| x.name.as_str()))
+                .map(|n| format!("; did you mean {n:?}?"))
+                .unwrap_or_else(|| {
+                    if pools.is_empty() {
+                        "; declare it under spec.nodePools".to_string()
+                    } else {
+                        // Each name once (duplicates and empty names are errors of their own).
+                        let mut names: Vec<&str> = Vec::new();
+                        for n in pools.iter().map(|x| x.name.as_str()) {
+                            if !n.is_empty() && !names.contains(&n) {
+                                names.push(n);
+                            }
+                        }
+                        format!("; known pools: {}", names.join(", "))
+                    }
+                });
+            self.err(
+                &format!("{path}.pool"),
+                format!("unknown node pool {p:?}{hint}"),
+            );
+        }
+        found
+    }
+
+    /// The pool's tolerations first, one per taint, then the rule's own.
+    fn rule_tolerations(
+        &mut self,
+        r: &Json,
+        path: &str,
+        pool: Option<&NodePool>,
+    ) -> Vec<Toleration> {
+        let mut tolerations: Vec<Toleration> = Vec::new();
+        for t in pool.map_or(&[][..], |p| &p.taints) {
+            let value = t.value.clone().filter(|v| !v.is_empty());
+            tolerations.push(Toleration {
+                key: Some(t.key.clone()),
+                operator: Some(if value.is_some() { "Equal" } else { "Exists" }.to_string()),
+                value,
+                effect: Some(t.effect.clone()),
+                toleration_seconds: None,
+            });
+        }
+        let own = get(r, "tolerations")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for (i, t) in own.iter().enumerate() {
+            let tol: Toleration = typed(Some(t));
+            let tp = format!("{path}.tolerations[{i}]");
+            if !self.has_errors_under(&tp) {
+                self.toleration(&tol, &tp);
+            }
+            tolerations.push(tol);
+        }
+        tolerations
+    }
+
+    /// Required node-affinity steps (the pool's single term first, then the
+    /// rule's own terms) and preferred terms.
+    fn node_affinity(
+        &mut self,
+        aff: Option<&Json>,
+        path: &str,
+        pool: Option<&NodePool>,
+    ) -> (Vec<Vec<NodeSelectorTerm>>, Vec<PreferredSchedulingTerm>) {
+        let mut required = Vec::new();
+        if let Some(pool) = pool.filter(|p| !p.labels.is_empty()) {
+            required.push(vec![NodeSelectorTerm {
+                match_expressions: Some(
+                    pool.labels
+                        .iter()
+                        .map(|(k, v)| NodeSelectorRequirement {
+                            key: k.clone(),
+                            operator: "In".into(),
+                            values: Some(vec![v.clone()]),
+                        })
+                        .collect(),
+                ),
+                match_fields: None,
+            }]);
+        }
+        let mut preferred = Vec::new();
+        let Some(na) = aff.and_then(|a| get(a, "nodeAffinity")) else {
+            return (required, preferred);
+        };
+        let ap = format!("{path}.affinity.nodeAffinity");
+        if let Some(req) = get(na, "requiredDuringSchedulingIgnoredDuringExecution") {
+            let rp = format!("{ap}.requiredDuringSchedulingIgnoredDuringExecution");
+            let terms = get(req, "nodeSelectorTerms")
+                .and_then(Json::as_array)
+                .cloned()
+                .unwrap_or_default();
+            if terms.is_empty() {
+                self.err(
+                    &format!("{rp}.nodeSelectorTerms"),
+                    "Required value: must have at least one node selector term",
+                );
+            }
+            let mut own = Vec::new();
+            for (i, t) in terms.iter().enumerate() {
+                let term: NodeSelectorTerm = typed(Some(t));
+                let tp = format!("{rp}.nodeSelectorTerms[{i}]");
+                if term.match_expressions.as_ref().is_none_or(Vec::is_empty)
+                    && term.match_fields.as_ref().is_none_or(Vec::is_empty)
+                {
+                    self.err(&tp, "Invalid value: an empty node selector term matches no node; give it matchExpressions or matchFields");
+                }
+                self.node_selector_term(&term, true, &tp);
+                own.push(term);
+            }
+            if !own.is_empty() {
+                required.push(own);
+            }
+        }
+        if let Some(list) =
+            get(na, "preferredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array)
+        {
+            let pp = format!("{ap}.preferredDuringSchedulingIgnoredDuringExecution");
+            for (i, t) in list.iter().enumerate() {
+                let term: PreferredSchedulingTerm = typed(Some(t));
+                let tp = format!("{pp}[{i}]");
+                self.weight(term.weight, &tp);
+                self.node_selector_term(&term.preference, false, &format!("{tp}.preference"));
+                preferred.push(term);
+            }
+        }
+        (required, preferred)
+    }
+
+    /// Pod affinity and anti-affinity: [affinity required, affinity
+    /// preferred, anti-affinity required, anti-affinity preferred].
+    fn pod_affinity(&mut self, aff: Option<&Json>, path: &str) -> PodAffinityLists {
+        let mut pa = [Vec::new(), Vec::new()];
+        let mut pw = [Vec::new(), Vec::new()];
+        for (slot, key) in ["podAffinity", "podAntiAffinity"].iter().enumerate() {
+            let Some(pj) = aff.and_then(|a| get(a, key)) else {
+                continue;
+            };
+            let base = format!("{path}.affinity.{key}");
+            if let Some(list) =
+                get(pj, "requiredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array)
+            {
+                for (i, t) in list.iter().enumerate() {
+                    let term: PodAffinityTerm = typed(Some(t));
+                    self.pod_affinity_term(
+                        &term,
+                        &format!("{base}.requiredDuringSchedulingIgnoredDuringExecution[{i}]"),
+                    );
+                    pa[slot].push(term);
+                }
+            }
+            if let Some(list) =
+                get(pj, "preferredDuringSchedulingIgnoredDuringExecution").and_then(Json::as_array)
+            {
+                for (i, t) in list.iter().enumerate() {
+                    let term: WeightedPodAffinityTerm = typed(Some(t));
+                    let tp = format!("{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}]");
+                    self.weight(term.weight, &tp);
+                    self.pod_affinity_term(
+                        &term.pod_affinity_term,
+                        &format!("{tp}.podAffinityTerm"),
+                    );
+                    pw[slot].push(term);
+                }
+            }
+        }
+        let [affinity_required, anti_required] = pa;
+        let [affinity_preferred, anti_preferred] = pw;
+        (
+            affinity_required,
+            affinity_preferred,
+            anti_required,
+            anti_preferred,
+        )
+    }
+
+    /// A preferred term's weight: 1-100.
+    fn weight(&mut self, weight: i32, term_path: &str) {
+        if weight <= 0 || weight > 100 {
+            self.err(
+                &format!("{term_path}.weight"),
+                format!("Invalid value: {weight}: must be in the range 1-100"),
+            );
+        }
+    }
+
+    /// Replacing a field with nothing would mean clearing it, which kfsched
+    /// does not do: an Argo template without a value falls back to the
+    /// workflow's, so "cleared" could not be written.
+    fn replace_clears_nothing(&mut self, rule: &Rule, r: &Json, path: &str) {
+        let aff = get(r, "affinity");
+        let empty_aff =
+            rule.required.is_empty() && rule.preferred.is_empty() && !rule.has_pod_affinity();
+        for (field, empty) in [
+            (
+                "tolerations",
+                get(r, "tolerations").is_some() && rule.tolerations.is_empty(),
+            ),
+            (
+                "nodeSelector",
+                rule.names_node_selector && rule.node_selector.is_empty(),
+            ),
+            ("affinity", aff.is_some() && empty_aff),
+        ] {
+            let p = format!("{path}.{field}");
+            if empty && !self.has_errors_under(&p) {
+                self.err(
+                    &p,
+                    format!("Invalid value: an empty {field} under `strategy: replace` would clear the components' {field}, which kfsched does not do; list what they should have, or remove {field} from the rule"),
+                );
+            }
+        }
     }
 
     fn selector(&mut self, j: Option<&Json>, path: &str) -> Selector {
