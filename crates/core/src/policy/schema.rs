@@ -401,8 +401,7 @@ impl<'t, 'a> Reader<'t, 'a> {
     pub fn read(&mut self, node: NodeId, shape: Shape, path: &str) -> Json {
         let tree = self.tree;
         self.locs.insert(path.to_string(), tree.position(node));
-        let n = tree.node(node);
-        if n.kind == Kind::Alias {
+        if tree.node(node).kind == Kind::Alias {
             self.diag(
                 node,
                 path,
@@ -411,171 +410,193 @@ impl<'t, 'a> Reader<'t, 'a> {
             return Json::Null;
         }
         match shape {
-            Shape::Str | Shape::Enum(_) | Shape::OneOf(_) => {
-                let Some(s) = self.string(node, path) else {
-                    return Json::Null;
-                };
-                if let Shape::Enum(options) = shape {
-                    if !options.contains(&s.as_str()) {
-                        let hint = nearest(&s, options.iter().copied())
-                            .map(|n| format!("; did you mean {n:?}?"))
-                            .unwrap_or_default();
-                        let opts: Vec<String> = options.iter().map(|o| format!("{o:?}")).collect();
-                        self.diag(
-                            node,
-                            path,
-                            format!(
-                                "Unsupported value: {s:?}: supported values: {}{hint}",
-                                opts.join(", ")
-                            ),
-                        );
-                    }
-                }
-                Json::String(s)
-            }
-            Shape::Int | Shape::IntIn(..) => {
-                if n.kind == Kind::Scalar && !n.style.is_quoted() {
-                    let s = tree.scalar(node);
-                    if resolve_plain(s) == Resolved::Int {
-                        if let kfsched_yaml::Value::Int(i) = kfsched_yaml::value::plain_value(s) {
-                            return Json::from(i);
-                        }
-                    }
-                }
-                let what = describe(tree, node);
-                self.diag(node, path, format!("must be an integer, got {what}"));
-                Json::Null
-            }
-            Shape::StrList => {
-                if n.kind != Kind::Seq {
-                    let what = describe(tree, node);
-                    self.diag(node, path, format!("must be a list of strings, got {what}"));
-                    return Json::Null;
-                }
-                let mut out = Vec::new();
-                for (i, item) in tree.items(node).enumerate() {
-                    let p = format!("{path}[{i}]");
-                    self.locs.insert(p.clone(), tree.position(item));
-                    if let Some(s) = self.string(item, &p) {
-                        out.push(Json::String(s));
-                    }
-                }
-                Json::Array(out)
-            }
-            Shape::StrMap => {
-                if n.kind != Kind::Map {
-                    let what = describe(tree, node);
-                    self.diag(node, path, format!("must be a map of strings, got {what}"));
-                    return Json::Null;
-                }
-                let mut out = Map::new();
-                let mut seen: Vec<String> = Vec::new();
-                for (k, v) in tree.entries(node) {
-                    let key = tree.scalar(k).to_string();
-                    let p = format!("{path}.{}", kfsched_yaml::tree::path_key(&key));
-                    self.locs.insert(p.clone(), tree.position(k));
-                    if seen.contains(&key) {
-                        self.diag(k, &p, format!("duplicate key {key:?}"));
-                        continue;
-                    }
-                    seen.push(key.clone());
-                    if let Some(s) = self.string(v, &p) {
-                        out.insert(key, Json::String(s));
-                    }
-                }
-                Json::Object(out)
-            }
-            Shape::List(item_shape) => {
-                if n.kind != Kind::Seq {
-                    let what = describe(tree, node);
-                    self.diag(node, path, format!("must be a list, got {what}"));
-                    return Json::Null;
-                }
-                let items: Vec<NodeId> = tree.items(node).collect();
-                Json::Array(
-                    items
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, item)| self.read(item, *item_shape, &format!("{path}[{i}]")))
-                        .collect(),
-                )
-            }
-            Shape::Object(fields) => {
-                if n.kind != Kind::Map {
-                    if tree.is_null(node) {
-                        return Json::Object(Map::new());
-                    }
-                    let what = describe(tree, node);
-                    self.diag(node, path, format!("must be a mapping, got {what}"));
-                    return Json::Null;
-                }
-                let mut out = Map::new();
-                let entries: Vec<(NodeId, NodeId)> = tree.entries(node).collect();
-                for (k, v) in entries {
-                    let key = tree.scalar(k).to_string();
-                    let p = if path.is_empty() {
-                        kfsched_yaml::tree::path_key(&key)
-                    } else {
-                        format!("{path}.{}", kfsched_yaml::tree::path_key(&key))
-                    };
-                    let Some(field) = fields.iter().find(|fl| fl.name == key) else {
-                        if let Some(place) = belongs(&key) {
-                            self.diag(
-                                k,
-                                &p,
-                                format!("unknown field {key:?} here: {key:?} goes {place}; check the indentation"),
-                            );
-                            continue;
-                        }
-                        let hint = nearest(&key, fields.iter().map(|fl| fl.name))
-                            .map(|n| format!("; did you mean {n:?}?"))
-                            .unwrap_or_else(|| {
-                                let names: Vec<&str> = fields.iter().map(|fl| fl.name).collect();
-                                format!("; known fields: {}", names.join(", "))
-                            });
-                        self.diag(k, &p, format!("unknown field {key:?}{hint}"));
-                        continue;
-                    };
-                    if out.contains_key(&key) {
-                        self.diag(k, &p, format!("duplicate key {key:?}"));
-                        continue;
-                    }
-                    if tree.is_null(v) && !matches!(field.shape, Shape::Object(_)) {
-                        self.locs.insert(p.clone(), tree.position(k));
-                        continue;
-                    }
-                    let val = self.read(v, field.shape, &p);
-                    out.insert(key, val);
-                }
-                let misspelled: Vec<&str> = tree
-                    .entries(node)
-                    .filter_map(|(k, _)| {
-                        let key = tree.scalar(k);
-                        if fields.iter().any(|fl| fl.name == key) {
-                            None
-                        } else {
-                            nearest(key, fields.iter().map(|fl| fl.name))
-                        }
-                    })
-                    .collect();
-                for fl in fields.iter().filter(|fl| fl.required) {
-                    // A misspelt key already has an error that names this field.
-                    if !out.contains_key(fl.name) && !misspelled.contains(&fl.name) {
-                        let p = if path.is_empty() {
-                            fl.name.to_string()
-                        } else {
-                            format!("{path}.{}", fl.name)
-                        };
-                        self.diag(
-                            node,
-                            &p,
-                            format!("Required value: {:?} must be set", fl.name),
-                        );
-                    }
-                }
-                Json::Object(out)
+            Shape::Str | Shape::Enum(_) | Shape::OneOf(_) => self.read_str(node, shape, path),
+            Shape::Int | Shape::IntIn(..) => self.read_int(node, path),
+            Shape::StrList => self.read_str_list(node, path),
+            Shape::StrMap => self.read_str_map(node, path),
+            Shape::List(item_shape) => self.read_list(node, *item_shape, path),
+            Shape::Object(fields) => self.read_object(node, fields, path),
+        }
+    }
+
+    fn read_str(&mut self, node: NodeId, shape: Shape, path: &str) -> Json {
+        let Some(s) = self.string(node, path) else {
+            return Json::Null;
+        };
+        if let Shape::Enum(options) = shape {
+            if !options.contains(&s.as_str()) {
+                let hint = nearest(&s, options.iter().copied())
+                    .map(|n| format!("; did you mean {n:?}?"))
+                    .unwrap_or_default();
+                let opts: Vec<String> = options.iter().map(|o| format!("{o:?}")).collect();
+                self.diag(
+                    node,
+                    path,
+                    format!(
+                        "Unsupported value: {s:?}: supported values: {}{hint}",
+                        opts.join(", ")
+                    ),
+                );
             }
         }
+        Json::String(s)
+    }
+
+    fn read_int(&mut self, node: NodeId, path: &str) -> Json {
+        let tree = self.tree;
+        let n = tree.node(node);
+        if n.kind == Kind::Scalar && !n.style.is_quoted() {
+            let s = tree.scalar(node);
+            if resolve_plain(s) == Resolved::Int {
+                if let kfsched_yaml::Value::Int(i) = kfsched_yaml::value::plain_value(s) {
+                    return Json::from(i);
+                }
+            }
+        }
+        let what = describe(tree, node);
+        self.diag(node, path, format!("must be an integer, got {what}"));
+        Json::Null
+    }
+
+    fn read_str_list(&mut self, node: NodeId, path: &str) -> Json {
+        let tree = self.tree;
+        let n = tree.node(node);
+        if n.kind != Kind::Seq {
+            let what = describe(tree, node);
+            self.diag(node, path, format!("must be a list of strings, got {what}"));
+            return Json::Null;
+        }
+        let mut out = Vec::new();
+        for (i, item) in tree.items(node).enumerate() {
+            let p = format!("{path}[{i}]");
+            self.locs.insert(p.clone(), tree.position(item));
+            if let Some(s) = self.string(item, &p) {
+                out.push(Json::String(s));
+            }
+        }
+        Json::Array(out)
+    }
+
+    fn read_str_map(&mut self, node: NodeId, path: &str) -> Json {
+        let tree = self.tree;
+        let n = tree.node(node);
+        if n.kind != Kind::Map {
+            let what = describe(tree, node);
+            self.diag(node, path, format!("must be a map of strings, got {what}"));
+            return Json::Null;
+        }
+        let mut out = Map::new();
+        let mut seen: Vec<String> = Vec::new();
+        for (k, v) in tree.entries(node) {
+            let key = tree.scalar(k).to_string();
+            let p = format!("{path}.{}", kfsched_yaml::tree::path_key(&key));
+            self.locs.insert(p.clone(), tree.position(k));
+            if seen.contains(&key) {
+                self.diag(k, &p, format!("duplicate key {key:?}"));
+                continue;
+            }
+            seen.push(key.clone());
+            if let Some(s) = self.string(v, &p) {
+                out.insert(key, Json::String(s));
+            }
+        }
+        Json::Object(out)
+    }
+
+    fn read_list(&mut self, node: NodeId, item_shape: Shape, path: &str) -> Json {
+        let tree = self.tree;
+        let n = tree.node(node);
+        if n.kind != Kind::Seq {
+            let what = describe(tree, node);
+            self.diag(node, path, format!("must be a list, got {what}"));
+            return Json::Null;
+        }
+        let items: Vec<NodeId> = tree.items(node).collect();
+        Json::Array(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| self.read(item, item_shape, &format!("{path}[{i}]")))
+                .collect(),
+        )
+    }
+
+    fn read_object(&mut self, node: NodeId, fields: &[Field], path: &str) -> Json {
+        let tree = self.tree;
+        let n = tree.node(node);
+        if n.kind != Kind::Map {
+            if tree.is_null(node) {
+                return Json::Object(Map::new());
+            }
+            let what = describe(tree, node);
+            self.diag(node, path, format!("must be a mapping, got {what}"));
+            return Json::Null;
+        }
+        let mut out = Map::new();
+        let entries: Vec<(NodeId, NodeId)> = tree.entries(node).collect();
+        for (k, v) in entries {
+            let key = tree.scalar(k).to_string();
+            let p = if path.is_empty() {
+                kfsched_yaml::tree::path_key(&key)
+            } else {
+                format!("{path}.{}", kfsched_yaml::tree::path_key(&key))
+            };
+            let Some(field) = fields.iter().find(|fl| fl.name == key) else {
+                if let Some(place) = belongs(&key) {
+                    self.diag(
+                        k,
+                        &p,
+                        format!("unknown field {key:?} here: {key:?} goes {place}; check the indentation"),
+                    );
+                    continue;
+                }
+                let hint = nearest(&key, fields.iter().map(|fl| fl.name))
+                    .map(|n| format!("; did you mean {n:?}?"))
+                    .unwrap_or_else(|| {
+                        let names: Vec<&str> = fields.iter().map(|fl| fl.name).collect();
+                        format!("; known fields: {}", names.join(", "))
+                    });
+                self.diag(k, &p, format!("unknown field {key:?}{hint}"));
+                continue;
+            };
+            if out.contains_key(&key) {
+                self.diag(k, &p, format!("duplicate key {key:?}"));
+                continue;
+            }
+            if tree.is_null(v) && !matches!(field.shape, Shape::Object(_)) {
+                self.locs.insert(p.clone(), tree.position(k));
+                continue;
+            }
+            let val = self.read(v, field.shape, &p);
+            out.insert(key, val);
+        }
+        let misspelled: Vec<&str> = tree
+            .entries(node)
+            .filter_map(|(k, _)| {
+                let key = tree.scalar(k);
+                if fields.iter().any(|fl| fl.name == key) {
+                    None
+                } else {
+                    nearest(key, fields.iter().map(|fl| fl.name))
+                }
+            })
+            .collect();
+        for fl in fields.iter().filter(|fl| fl.required) {
+            // A misspelt key already has an error that names this field.
+            if !out.contains_key(fl.name) && !misspelled.contains(&fl.name) {
+                let p = if path.is_empty() {
+                    fl.name.to_string()
+                } else {
+                    format!("{path}.{}", fl.name)
+                };
+                self.diag(
+                    node,
+                    &p,
+                    format!("Required value: {:?} must be set", fl.name),
+                );
+            }
+        }
+        Json::Object(out)
     }
 
     fn string(&mut self, node: NodeId, path: &str) -> Option<String> {
