@@ -74,6 +74,15 @@ pub struct Workflow {
     pub item: Option<usize>,
 }
 
+/// Who calls the templates, by which names and paths from the entrypoint.
+#[derive(Default)]
+struct Calls {
+    /// Template name → the names and paths of the tasks and steps calling it.
+    called: HashMap<String, Vec<String>>,
+    /// Inline template → the paths of the tasks and steps holding it.
+    inline_paths: HashMap<NodeId, Vec<String>>,
+}
+
 impl Workflow {
     pub fn parse(
         tree: &Tree,
@@ -106,7 +115,7 @@ impl Workflow {
             doc,
             kind: kind.to_string(),
             kfp_v1,
-            name: name.clone(),
+            name,
             spec,
             components: Vec::new(),
             skipped: Vec::new(),
@@ -117,16 +126,7 @@ impl Workflow {
         let Some(spec) = spec.filter(|&s| tree.kind(s) == Kind::Map) else {
             return Ok(w);
         };
-        if let Some(td) = field(tree, spec, "templateDefaults") {
-            if let Some(k) = SCHEDULING.iter().find(|k| field(tree, td, k).is_some()) {
-                w.refusal = Some((
-                    field(tree, td, k).unwrap_or(td),
-                    format!(
-                        "spec.templateDefaults sets {k}, which Argo merges into every template differently across versions; move it onto the templates (or the workflow spec) before using kfsched"
-                    ),
-                ));
-            }
-        }
+        w.refusal = template_defaults_refusal(tree, spec);
         let Some(templates) = field_no_alias(tree, spec, "templates", "the template list")?
             .filter(|&t| tree.kind(t) == Kind::Seq)
         else {
@@ -139,95 +139,26 @@ impl Workflow {
             .items(templates)
             .filter(|&t| tree.kind(t) == Kind::Map)
             .collect();
-        let mut by_name: HashMap<&str, NodeId> = HashMap::new();
-        for &t in &list {
-            if let Some(n) = field_str(tree, t, "name") {
-                by_name.insert(n, t);
-            }
-            // A template has exactly one type; with two, whether its
-            // scheduling reaches a pod is anybody's guess.
-            let types: Vec<&str> = POD_TYPES
-                .iter()
-                .chain(&["dag", "steps", "suspend", "http", "plugin"])
-                .copied()
-                .filter(|k| field(tree, t, k).is_some())
-                .collect();
-            if types.len() > 1 && w.refusal.is_none() {
-                let tn = field_str(tree, t, "name").unwrap_or("?");
-                w.refusal = Some((
-                    field(tree, t, types[1]).unwrap_or(t),
-                    format!(
-                        "the template {tn:?} has both `{}` and `{}`, and an Argo template has exactly one type: keep one of them before using kfsched",
-                        types[0], types[1]
-                    ),
-                ));
-            }
-            let is_group = field(tree, t, "dag").is_some() || field(tree, t, "steps").is_some();
-            if is_group && w.refusal.is_none() {
-                if let Some(k) = SCHEDULING.iter().find(|k| field(tree, t, k).is_some()) {
-                    let tn = field_str(tree, t, "name").unwrap_or("?");
-                    w.refusal = Some((
-                        field(tree, t, k).unwrap_or(t),
-                        format!(
-                            "the {} template {tn:?} sets {k}, which Argo applies to its child pods only from v3.6 on; move it onto the pod templates before using kfsched",
-                            if field(tree, t, "dag").is_some() {
-                                "DAG"
-                            } else {
-                                "steps"
-                            }
-                        ),
-                    ));
-                }
-            }
+        if w.refusal.is_none() {
+            w.refusal = list.iter().find_map(|&t| template_refusal(tree, t));
         }
-        // Who calls each template, and by which paths from the entrypoint.
-        let mut called: HashMap<String, Vec<String>> = HashMap::new();
-        // The paths of the tasks and steps that hold an inline template.
-        let mut inline_paths: HashMap<NodeId, Vec<String>> = HashMap::new();
-        if let Some(entry) = field_str(tree, spec, "entrypoint") {
-            let mut stack: Vec<(String, String, Vec<String>)> =
-                vec![(entry.to_string(), String::new(), vec![])];
-            while let Some((tname, prefix, chain)) = stack.pop() {
-                let Some(&t) = by_name.get(tname.as_str()) else {
-                    continue;
-                };
-                let mut next = Vec::new();
-                for call in calls_of(tree, t) {
-                    if let (Some(cname), Some(inline)) =
-                        (field_str(tree, call, "name"), field(tree, call, "inline"))
-                    {
-                        push_unique(
-                            inline_paths.entry(inline).or_default(),
-                            &format!("{prefix}{cname}"),
-                        );
-                    }
-                    let (Some(cname), Some(target)) = (
-                        field_str(tree, call, "name"),
-                        field_str(tree, call, "template"),
-                    ) else {
-                        continue;
-                    };
-                    let path = format!("{prefix}{cname}");
-                    let names = called.entry(target.to_string()).or_default();
-                    push_unique(names, cname);
-                    push_unique(names, &path);
-                    if !chain.iter().any(|c| c == target) && target != tname {
-                        let mut c2 = chain.clone();
-                        c2.push(tname.clone());
-                        next.push((target.to_string(), format!("{path}/"), c2));
-                    }
-                }
-                stack.extend(next.into_iter().rev());
-            }
-        }
-        for &t in &list {
+        let calls = Calls::of(tree, spec, &list);
+        w.template_components(tree, &list, &calls);
+        w.inline_components(tree, &list, &calls)?;
+        Ok(w)
+    }
+
+    /// The pod-type templates of the list, named by their template name,
+    /// the tasks and steps that call them, and KFP's annotations.
+    fn template_components(&mut self, tree: &Tree, list: &[NodeId], calls: &Calls) {
+        for &t in list {
             let tname = field_str(tree, t, "name").unwrap_or("").to_string();
             let Some(kind_key) = POD_TYPES.iter().find(|k| field(tree, t, k).is_some()) else {
                 continue;
             };
             let mut names = Vec::new();
             push_unique(&mut names, &tname);
-            for n in called.get(&tname).into_iter().flatten() {
+            for n in calls.called.get(&tname).into_iter().flatten() {
                 push_unique(&mut names, n);
             }
             if let Some(ann) =
@@ -246,23 +177,30 @@ impl Workflow {
                     }
                 }
             }
-            let images = images_of(tree, t);
-            w.components.push(Component {
-                kind: kind.to_string(),
-                pipeline: name.clone(),
+            self.components.push(Component {
+                kind: self.kind.clone(),
+                pipeline: self.name.clone(),
                 names,
-                images,
+                images: images_of(tree, t),
                 label: format!("template {tname:?} ({kind_key})"),
                 place: Place::Argo {
                     template: t,
-                    workflow: doc,
+                    workflow: self.doc,
                 },
             });
         }
-        // Inline templates (Argo 3.2+): a DAG task's or a step's `inline`
-        // is a whole template, and one of a pod type runs a pod like any
-        // other. It is named by its task or step and their paths.
-        for &t in &list {
+    }
+
+    /// Inline templates (Argo 3.2+): a DAG task's or a step's `inline` is a
+    /// whole template, and one of a pod type runs a pod like any other. It
+    /// is named by its task or step and their paths.
+    fn inline_components(
+        &mut self,
+        tree: &Tree,
+        list: &[NodeId],
+        calls: &Calls,
+    ) -> Result<(), (NodeId, String)> {
+        for &t in list {
             let tname = field_str(tree, t, "name").unwrap_or("");
             let role = if field(tree, t, "dag").is_some() {
                 "task"
@@ -285,15 +223,15 @@ impl Workflow {
                 let cname = field_str(tree, call, "name").unwrap_or("");
                 let mut names = Vec::new();
                 push_unique(&mut names, cname);
-                for p in inline_paths.get(&inline).into_iter().flatten() {
+                for p in calls.inline_paths.get(&inline).into_iter().flatten() {
                     push_unique(&mut names, p);
                 }
                 if let Some(n) = field_str(tree, inline, "name") {
                     push_unique(&mut names, n);
                 }
-                w.components.push(Component {
-                    kind: kind.to_string(),
-                    pipeline: name.clone(),
+                self.components.push(Component {
+                    kind: self.kind.clone(),
+                    pipeline: self.name.clone(),
                     names,
                     images: images_of(tree, inline),
                     label: format!(
@@ -301,12 +239,12 @@ impl Workflow {
                     ),
                     place: Place::Argo {
                         template: inline,
-                        workflow: doc,
+                        workflow: self.doc,
                     },
                 });
             }
         }
-        Ok(w)
+        Ok(())
     }
 
     /// A template's scheduling, seeded from the workflow where Argo would fall back to it.
@@ -379,6 +317,107 @@ impl Workflow {
             }
         }
         edits
+    }
+}
+
+/// Scheduling on `spec.templateDefaults`: Argo merges it into every
+/// template differently across versions.
+fn template_defaults_refusal(tree: &Tree, spec: NodeId) -> Option<(NodeId, String)> {
+    let td = field(tree, spec, "templateDefaults")?;
+    let k = SCHEDULING.iter().find(|k| field(tree, td, k).is_some())?;
+    Some((
+        field(tree, td, k).unwrap_or(td),
+        format!(
+            "spec.templateDefaults sets {k}, which Argo merges into every template differently across versions; move it onto the templates (or the workflow spec) before using kfsched"
+        ),
+    ))
+}
+
+/// A template whose scheduling kfsched cannot place: one with two types,
+/// or a DAG/steps template that sets scheduling fields.
+fn template_refusal(tree: &Tree, t: NodeId) -> Option<(NodeId, String)> {
+    let tn = field_str(tree, t, "name").unwrap_or("?");
+    // A template has exactly one type; with two, whether its scheduling
+    // reaches a pod is anybody's guess.
+    let types: Vec<&str> = POD_TYPES
+        .iter()
+        .chain(&["dag", "steps", "suspend", "http", "plugin"])
+        .copied()
+        .filter(|k| field(tree, t, k).is_some())
+        .collect();
+    if types.len() > 1 {
+        return Some((
+            field(tree, t, types[1]).unwrap_or(t),
+            format!(
+                "the template {tn:?} has both `{}` and `{}`, and an Argo template has exactly one type: keep one of them before using kfsched",
+                types[0], types[1]
+            ),
+        ));
+    }
+    let group = if field(tree, t, "dag").is_some() {
+        "DAG"
+    } else if field(tree, t, "steps").is_some() {
+        "steps"
+    } else {
+        return None;
+    };
+    let k = SCHEDULING.iter().find(|k| field(tree, t, k).is_some())?;
+    Some((
+        field(tree, t, k).unwrap_or(t),
+        format!(
+            "the {group} template {tn:?} sets {k}, which Argo applies to its child pods only from v3.6 on; move it onto the pod templates before using kfsched"
+        ),
+    ))
+}
+
+impl Calls {
+    /// Walks the call graph from the entrypoint.
+    fn of(tree: &Tree, spec: NodeId, list: &[NodeId]) -> Calls {
+        let mut calls = Calls::default();
+        let Some(entry) = field_str(tree, spec, "entrypoint") else {
+            return calls;
+        };
+        let mut by_name: HashMap<&str, NodeId> = HashMap::new();
+        for &t in list {
+            if let Some(n) = field_str(tree, t, "name") {
+                by_name.insert(n, t);
+            }
+        }
+        let mut stack: Vec<(String, String, Vec<String>)> =
+            vec![(entry.to_string(), String::new(), vec![])];
+        while let Some((tname, prefix, chain)) = stack.pop() {
+            let Some(&t) = by_name.get(tname.as_str()) else {
+                continue;
+            };
+            let mut next = Vec::new();
+            for call in calls_of(tree, t) {
+                if let (Some(cname), Some(inline)) =
+                    (field_str(tree, call, "name"), field(tree, call, "inline"))
+                {
+                    push_unique(
+                        calls.inline_paths.entry(inline).or_default(),
+                        &format!("{prefix}{cname}"),
+                    );
+                }
+                let (Some(cname), Some(target)) = (
+                    field_str(tree, call, "name"),
+                    field_str(tree, call, "template"),
+                ) else {
+                    continue;
+                };
+                let path = format!("{prefix}{cname}");
+                let names = calls.called.entry(target.to_string()).or_default();
+                push_unique(names, cname);
+                push_unique(names, &path);
+                if !chain.iter().any(|c| c == target) && target != tname {
+                    let mut c2 = chain.clone();
+                    c2.push(tname.clone());
+                    next.push((target.to_string(), format!("{path}/"), c2));
+                }
+            }
+            stack.extend(next.into_iter().rev());
+        }
+        calls
     }
 }
 
