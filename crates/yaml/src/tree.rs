@@ -459,42 +459,12 @@ impl<'a> Tree<'a> {
         let mut conv = CharToByte::new(src);
         let mut stack: Vec<Open> = Vec::new();
         let mut parser = Parser::new_from_str(shadow.as_deref().unwrap_or(src));
-        let mut anchored_ids: Vec<bool> = Vec::new();
         while let Some(event) = parser.next_event() {
             let (event, span) = match event {
                 Ok(e) => e,
                 Err(e) => {
-                    let m = e.marker();
-                    let mut offset = base + conv.byte(shifts.original(m.index()));
-                    let mut message = describe_scan_error(full, offset, e.info());
-                    // The parser points at the start of a quoted scalar
-                    // with a bad escape; point at the escape itself.
-                    if e.info().contains("escape") || e.info().contains("hexdecimal") {
-                        if let Some(at) = super::quick::bad_escape(&full[offset..]) {
-                            offset += at;
-                            message = escape_message(&full[offset..]);
-                        }
-                    }
-                    let (line, col) = line_col(full, offset);
-                    let mut path = tree.open_path(&stack);
-                    if path.is_empty() {
-                        // A document that is one flow collection (JSON) can
-                        // be buffered whole by the scanner, which must see
-                        // whether it is an implicit key: no event has come
-                        // yet, so the path is read from the text.
-                        let from = tree.documents.last().map_or(base, |d| d.start as usize);
-                        path = flow_path(full, from.max(base), offset).unwrap_or_default();
-                    }
-                    return Err((
-                        SyntaxError {
-                            offset,
-                            line,
-                            col,
-                            path,
-                            message,
-                        },
-                        e.info().to_string(),
-                    ));
+                    let offset = base + conv.byte(shifts.original(e.marker().index()));
+                    return Err(tree.scan_error(&stack, base, offset, &e));
                 }
             };
             let s = (base + conv.byte(shifts.original(span.start.index()))) as u32;
@@ -510,128 +480,180 @@ impl<'a> Tree<'a> {
                 }
                 Event::DocumentEnd => {}
                 Event::Alias(_) => {
-                    let id =
-                        tree.push_node(&mut stack, Kind::Alias, Style::Plain, s, e, false, false);
-                    let _ = id;
+                    tree.push_node(&mut stack, Kind::Alias, Style::Plain, s, e, false, false);
                 }
                 Event::Scalar(value, style, anchor, tag) => {
-                    let style = match style {
-                        ScalarStyle::Plain => Style::Plain,
-                        ScalarStyle::SingleQuoted => Style::SingleQuoted,
-                        ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
-                        ScalarStyle::Literal => Style::Literal,
-                        ScalarStyle::Folded => Style::Folded,
-                    };
-                    if anchor > 0 {
-                        mark(&mut anchored_ids, anchor);
-                    }
-                    let is_key = stack.last().is_some_and(|o| {
-                        tree.nodes[o.node as usize].kind == Kind::Map && o.count % 2 == 0
-                    });
-                    let (s, end) = match style {
-                        Style::Literal | Style::Folded => {
-                            block_scalar_span(full, s as usize, e as usize)
-                        }
-                        // The parser's end of a quoted scalar can lie past
-                        // the blanks and comment after its closing quote.
-                        Style::SingleQuoted | Style::DoubleQuoted => {
-                            (s, quoted_end(full, s as usize, e as usize, style) as u32)
-                        }
-                        _ => (s, e),
-                    };
-                    // An empty value (`key:` or `-`) is reported as a zero-width
-                    // span on its indicator; count the indicator as part of the
-                    // content, so that a collection ending in one ends after it.
-                    // An empty key (` : v`) stays before its `:`, where its
-                    // mapping's column is.
-                    // An implicit null in a flow mapping (`{key}`) is reported
-                    // on the closing bracket: make it zero-width before it.
-                    let (s, end) = if value.is_empty()
-                        && style == Style::Plain
-                        && tag.is_none()
-                        && anchor == 0
-                    {
-                        match full.as_bytes().get(s as usize) {
-                            Some(b':' | b'-') if s == end && !is_key => (s + 1, s + 1),
-                            Some(b'}' | b']' | b',') => (s, s),
-                            // The empty value of an explicit key (`? k` with
-                            // no `:`) is reported at the next line's first
-                            // token: put it right after its key.
-                            _ if s == end && !is_key && at_line_start(full, s as usize) => {
-                                let key_end = stack
-                                    .last()
-                                    .filter(|o| tree.nodes[o.node as usize].kind == Kind::Map)
-                                    .map(|o| tree.nodes[o.node as usize].last_child)
-                                    .filter(|&k| k != NONE)
-                                    .map_or(s, |k| tree.nodes[k as usize].end);
-                                (key_end.min(s), key_end.min(s))
-                            }
-                            _ => (s, end),
-                        }
-                    } else {
-                        (s, end)
-                    };
-                    let id = tree.push_node(
-                        &mut stack,
-                        Kind::Scalar,
-                        style,
-                        s,
-                        end,
-                        anchor > 0,
-                        tag.is_some(),
-                    );
-                    tree.set_text(id, &value, style, s as usize, e as usize);
+                    tree.on_scalar(&mut stack, &value, style, anchor > 0, tag.is_some(), s, e);
                 }
                 Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
                     let is_map = matches!(event, Event::MappingStart(..));
-                    // The span runs from the anchor or tag, if any, through
-                    // the bracket and whatever blanks or comment follow it.
-                    let flow = opens_flow(&full[s as usize..e as usize]);
-                    let kind = if is_map { Kind::Map } else { Kind::Seq };
-                    let style = if flow { Style::Flow } else { Style::Block };
-                    // A block sequence at its parent key's indentation is
-                    // reported where its first item starts. When that is past
-                    // a comment or on a later line than its first `-`, start
-                    // at the `-`, so that replacing the sequence replaces it.
-                    let s = if !is_map && !flow && full.as_bytes().get(s as usize) != Some(&b'-') {
-                        match crate::block::dash_before(full, s as usize) {
-                            Some(d) if full[d + 1..s as usize].contains(['\n', '#']) => d as u32,
-                            _ => s,
-                        }
-                    } else {
-                        s
-                    };
-                    let id =
-                        tree.push_node(&mut stack, kind, style, s, e, anchor > 0, tag.is_some());
-                    stack.push(Open { node: id, count: 0 });
+                    tree.on_collection_start(&mut stack, is_map, anchor > 0, tag.is_some(), s, e);
                 }
-                Event::SequenceEnd | Event::MappingEnd => {
-                    if let Some(open) = stack.pop() {
-                        let n = &tree.nodes[open.node as usize];
-                        // A block collection always has an entry: one without
-                        // is an empty flow collection (`{ }`) whose start event
-                        // came with a zero-width span.
-                        let empty_flow = n.style == Style::Block
-                            && n.last_child == NONE
-                            && matches!(full.as_bytes().get(n.start as usize), Some(b'{' | b'['));
-                        let end = if n.style == Style::Flow || empty_flow {
-                            flow_end(full, s as usize)
-                        } else if n.last_child != NONE {
-                            tree.nodes[n.last_child as usize].end
-                        } else {
-                            n.start
-                        };
-                        let node = &mut tree.nodes[open.node as usize];
-                        node.end = end;
-                        if empty_flow {
-                            node.style = Style::Flow;
-                        }
-                    }
-                }
+                Event::SequenceEnd | Event::MappingEnd => tree.on_collection_end(&mut stack, s),
             }
         }
-        let _ = anchored_ids;
         Ok(tree)
+    }
+
+    /// The syntax error for the parser's error `e` at byte `offset`.
+    fn scan_error(
+        &self,
+        stack: &[Open],
+        base: usize,
+        mut offset: usize,
+        e: &saphyr_parser::ScanError,
+    ) -> (SyntaxError, String) {
+        let full = self.src;
+        let mut message = describe_scan_error(full, offset, e.info());
+        // The parser points at the start of a quoted scalar with a bad
+        // escape; point at the escape itself.
+        if e.info().contains("escape") || e.info().contains("hexdecimal") {
+            if let Some(at) = super::quick::bad_escape(&full[offset..]) {
+                offset += at;
+                message = escape_message(&full[offset..]);
+            }
+        }
+        let (line, col) = line_col(full, offset);
+        let mut path = self.open_path(stack);
+        if path.is_empty() {
+            // A document that is one flow collection (JSON) can be buffered
+            // whole by the scanner, which must see whether it is an implicit
+            // key: no event has come yet, so the path is read from the text.
+            let from = self.documents.last().map_or(base, |d| d.start as usize);
+            path = flow_path(full, from.max(base), offset).unwrap_or_default();
+        }
+        (
+            SyntaxError {
+                offset,
+                line,
+                col,
+                path,
+                message,
+            },
+            e.info().to_string(),
+        )
+    }
+
+    /// A scalar event spanning `s..e` (as the parser reports it).
+    #[allow(clippy::too_many_arguments)]
+    fn on_scalar(
+        &mut self,
+        stack: &mut [Open],
+        value: &str,
+        style: ScalarStyle,
+        anchored: bool,
+        tagged: bool,
+        s: u32,
+        e: u32,
+    ) {
+        let full = self.src;
+        let style = match style {
+            ScalarStyle::Plain => Style::Plain,
+            ScalarStyle::SingleQuoted => Style::SingleQuoted,
+            ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
+            ScalarStyle::Literal => Style::Literal,
+            ScalarStyle::Folded => Style::Folded,
+        };
+        let is_key = stack
+            .last()
+            .is_some_and(|o| self.nodes[o.node as usize].kind == Kind::Map && o.count % 2 == 0);
+        let (s, end) = match style {
+            Style::Literal | Style::Folded => block_scalar_span(full, s as usize, e as usize),
+            // The parser's end of a quoted scalar can lie past the blanks and
+            // comment after its closing quote.
+            Style::SingleQuoted | Style::DoubleQuoted => {
+                (s, quoted_end(full, s as usize, e as usize, style) as u32)
+            }
+            _ => (s, e),
+        };
+        // An empty value (`key:` or `-`) is reported as a zero-width span on
+        // its indicator; count the indicator as part of the content, so that
+        // a collection ending in one ends after it. An empty key (` : v`)
+        // stays before its `:`, where its mapping's column is. An implicit
+        // null in a flow mapping (`{key}`) is reported on the closing
+        // bracket: make it zero-width before it.
+        let (s, end) = if value.is_empty() && style == Style::Plain && !tagged && !anchored {
+            match full.as_bytes().get(s as usize) {
+                Some(b':' | b'-') if s == end && !is_key => (s + 1, s + 1),
+                Some(b'}' | b']' | b',') => (s, s),
+                // The empty value of an explicit key (`? k` with no `:`) is
+                // reported at the next line's first token: put it right
+                // after its key.
+                _ if s == end && !is_key && at_line_start(full, s as usize) => {
+                    let key_end = stack
+                        .last()
+                        .filter(|o| self.nodes[o.node as usize].kind == Kind::Map)
+                        .map(|o| self.nodes[o.node as usize].last_child)
+                        .filter(|&k| k != NONE)
+                        .map_or(s, |k| self.nodes[k as usize].end);
+                    (key_end.min(s), key_end.min(s))
+                }
+                _ => (s, end),
+            }
+        } else {
+            (s, end)
+        };
+        let id = self.push_node(stack, Kind::Scalar, style, s, end, anchored, tagged);
+        self.set_text(id, value, style, s as usize, e as usize);
+    }
+
+    /// A sequence or mapping start event spanning `s..e`.
+    fn on_collection_start(
+        &mut self,
+        stack: &mut Vec<Open>,
+        is_map: bool,
+        anchored: bool,
+        tagged: bool,
+        s: u32,
+        e: u32,
+    ) {
+        let full = self.src;
+        // The span runs from the anchor or tag, if any, through the bracket
+        // and whatever blanks or comment follow it.
+        let flow = opens_flow(&full[s as usize..e as usize]);
+        let kind = if is_map { Kind::Map } else { Kind::Seq };
+        let style = if flow { Style::Flow } else { Style::Block };
+        // A block sequence at its parent key's indentation is reported where
+        // its first item starts. When that is past a comment or on a later
+        // line than its first `-`, start at the `-`, so that replacing the
+        // sequence replaces it.
+        let s = if !is_map && !flow && full.as_bytes().get(s as usize) != Some(&b'-') {
+            match crate::block::dash_before(full, s as usize) {
+                Some(d) if full[d + 1..s as usize].contains(['\n', '#']) => d as u32,
+                _ => s,
+            }
+        } else {
+            s
+        };
+        let id = self.push_node(stack, kind, style, s, e, anchored, tagged);
+        stack.push(Open { node: id, count: 0 });
+    }
+
+    /// A sequence or mapping end event at `s`.
+    fn on_collection_end(&mut self, stack: &mut Vec<Open>, s: u32) {
+        let Some(open) = stack.pop() else {
+            return;
+        };
+        let full = self.src;
+        let n = &self.nodes[open.node as usize];
+        // A block collection always has an entry: one without is an empty
+        // flow collection (`{ }`) whose start event came with a zero-width
+        // span.
+        let empty_flow = n.style == Style::Block
+            && n.last_child == NONE
+            && matches!(full.as_bytes().get(n.start as usize), Some(b'{' | b'['));
+        let end = if n.style == Style::Flow || empty_flow {
+            flow_end(full, s as usize)
+        } else if n.last_child != NONE {
+            self.nodes[n.last_child as usize].end
+        } else {
+            n.start
+        };
+        let node = &mut self.nodes[open.node as usize];
+        node.end = end;
+        if empty_flow {
+            node.style = Style::Flow;
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1097,13 +1119,6 @@ fn flow_path(src: &str, from: usize, to: usize) -> Option<String> {
         path.push_str(&part);
     }
     Some(path)
-}
-
-fn mark(v: &mut Vec<bool>, id: usize) {
-    if v.len() <= id {
-        v.resize(id + 1, false);
-    }
-    v[id] = true;
 }
 
 /// A block scalar's content ends at the end of its last non-blank line,
