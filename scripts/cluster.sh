@@ -2,7 +2,7 @@
 # A throwaway Kubernetes control plane on 127.0.0.1 for integration tests:
 # etcd + kube-apiserver + kube-scheduler + kube-controller-manager + kwok
 # (kwok stands in for the kubelet of every Node). Binaries come from
-# scripts/build-control-plane.sh. See scripts/README-cluster.md.
+# scripts/build-control-plane.sh. See scripts/README.md.
 #
 #   scripts/cluster.sh start    # fresh etcd, new PKI and tokens, free ports; waits until ready
 #   scripts/cluster.sh status   # exit 0 when every recorded process is alive and /readyz is ok
@@ -18,10 +18,11 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=SCRIPTDIR/../versions.env
+. "$root/versions.env"
 RUN=${KFSCHED_CLUSTER_DIR:-$root/.cache/cluster}
 BIN=${KFSCHED_KUBE_BIN:-$root/.cache/kube-bin}
 TIMEOUT=${KFSCHED_CLUSTER_TIMEOUT:-120}
-KWOK_VERSION=v0.8.0
 PIDS=$RUN/pids            # lines: "<name> <pid> <binary path>"
 LOGS=$RUN/logs
 P=$RUN/pki
@@ -199,7 +200,7 @@ start_cluster() {
   fi
   local t0; t0=$(date +%s.%N)
   mkdir -p "$RUN"
-  rm -rf "$RUN/etcd" "$LOGS" "$P" "$RUN/.kwok" "$RUN/home" "$PIDS" "$RUN/env"
+  rm -rf "$RUN/etcd" "$LOGS" "$P" "$RUN/.kwok" "${RUN:?}/home" "$PIDS" "$RUN/env"
   mkdir -p "$LOGS"
   : > "$PIDS"
   local stages; stages=$(kwok_stages)

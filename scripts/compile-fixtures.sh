@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compiles the golden fixtures testdata/golden/v2 and testdata/golden/v1 with the real KFP
-# SDKs from PyPI: every pipeline in testdata/pipelines/v2/*.py (kfp 2.17.3 +
-# kfp-kubernetes 2.17.3) and testdata/pipelines/v1/*.py (kfp 1.8.22) is compiled twice,
+# SDKs from PyPI: every pipeline in testdata/pipelines/v2/*.py (kfp KFP_V2_VERSION +
+# kfp-kubernetes KFP_KUBERNETES_VERSION) and testdata/pipelines/v1/*.py (kfp KFP_V1_VERSION;
+# versions from versions.env) is compiled twice,
 # without scheduling (plain.yaml) and with the SDK's own scheduling calls (expected.yaml),
 # next to the case's policy.yaml and notes.md; derived variants (CRLF, BOM, other Argo
 # kinds) are made from that SDK output. Then testdata/pipelines/check_golden.py checks that
@@ -13,15 +14,19 @@
 #
 # Venvs live in $KFSCHED_FIXTURE_CACHE (default .cache/, gitignored), one per SDK, installed
 # with --no-deps from the full locks testdata/pipelines/requirements-v{1,2}.txt and rebuilt
-# only when a lock or the Python version changes. Needs CPython 3.11 ($KFSCHED_PYTHON,
-# default python3); the committed files were produced with 3.11.7.
+# only when a lock or the Python version changes; the locks must pin the KFP versions that
+# versions.env names. Needs the CPython minor of versions.env's FIXTURE_PYTHON_VERSION
+# ($KFSCHED_PYTHON, default python3); the committed files were produced with exactly
+# FIXTURE_PYTHON_VERSION, another patch level only warns.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=SCRIPTDIR/../versions.env
+. "$root/versions.env"
 src=$root/testdata/pipelines
 golden=$root/testdata/golden
 cache=${KFSCHED_FIXTURE_CACHE:-$root/.cache}
 py=${KFSCHED_PYTHON:-python3}
-mode=write
+mode="write"
 case "${1:-}" in
   "") ;;
   --check) mode=check ;;
@@ -29,13 +34,26 @@ case "${1:-}" in
 esac
 
 start=$(date +%s)
+# The locks must pin what versions.env says.
+check_lock() { # LOCK REQUIREMENT
+  grep -qx "$2" "$src/$1" || {
+    echo "error: testdata/pipelines/$1 does not pin $2 as versions.env says;" \
+         "regenerate the lock or change versions.env" >&2
+    exit 2
+  }
+}
+check_lock requirements-v2.txt "kfp==$KFP_V2_VERSION"
+check_lock requirements-v2.txt "kfp-kubernetes==$KFP_KUBERNETES_VERSION"
+check_lock requirements-v1.txt "kfp==$KFP_V1_VERSION"
+want_minor=${FIXTURE_PYTHON_VERSION%.*}
 ver=$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
 case "$ver" in
-  3.11.*) ;;
-  *) echo "error: need CPython 3.11 (kfp 1.8.22 does not support newer), got $ver from $py;" \
-          "set KFSCHED_PYTHON" >&2; exit 2 ;;
+  "$want_minor".*) ;;
+  *) echo "error: need CPython $want_minor (kfp $KFP_V1_VERSION supports nothing newer), got $ver" \
+          "from $py; set KFSCHED_PYTHON" >&2; exit 2 ;;
 esac
-[ "$ver" = 3.11.7 ] || echo "warning: the committed fixtures were compiled with Python 3.11.7, this is $ver" >&2
+[ "$ver" = "$FIXTURE_PYTHON_VERSION" ] ||
+  echo "warning: the committed fixtures were compiled with Python $FIXTURE_PYTHON_VERSION, this is $ver" >&2
 
 # Deterministic compilation: fixed hash seed, clock frozen by build_v1.py, no bytecode
 # written into testdata/pipelines.
@@ -78,7 +96,7 @@ if [ "$mode" = check ]; then
 else
   mkdir -p "$golden"
   for sdk in v2 v1; do
-    rm -rf "$golden/$sdk"
+    rm -rf "${golden:?}/$sdk"
     mv "$out/$sdk" "$golden/$sdk"
   done
   echo "wrote $golden/v2 and $golden/v1 ($(( $(date +%s) - start ))s)"

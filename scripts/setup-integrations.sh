@@ -1,38 +1,46 @@
 #!/usr/bin/env bash
-# Sets up the real clients that the integration tests (tests/integrations/) drive:
-#   kustomize v5.8.2, krew + validate-krew-manifest v0.4.3   scripts/build-tools.sh (Go modules)
-#   pre-commit (PyPI, pinned)                                 a venv in .cache/precommit-venv
-#   zsh and fish (completion script tests)                    apt-get, when missing and possible
-# kubectl (with its bundled kustomize) and kpt are used as installed on PATH.
+# Sets up the real clients that the integration tests (tests/integrations/) drive, at the
+# versions that versions.env pins:
+#   kubectl                                     scripts/build-control-plane.sh kubectl (KUBE_VERSION)
+#   kustomize, krew + validate-krew-manifest, kpt   scripts/build-tools.sh (Go modules)
+#   pre-commit (PRECOMMIT_VERSION, PyPI)        a venv in .cache/precommit-venv
+#   zsh and fish (completion script tests)      apt-get, when missing and possible
 # Idempotent: each piece has a stamp and is skipped when it matches (0 s).
 #
 #   scripts/setup-integrations.sh        # set everything up, then print the exports below
 #   scripts/setup-integrations.sh env    # only print the exports: eval "$(scripts/setup-integrations.sh env)"
 #
-# The tests read (defaults in brackets, relative to the repository root):
-#   KFSCHED_TOOLS_BIN        kustomize, krew, kubectl-krew, validate-krew-manifest   [.cache/tools-bin]
+# The tests read (defaults in brackets, relative to the repository root; a variable
+# already set in the environment is printed as it is):
+#   KFSCHED_TOOLS_BIN        kustomize, krew, kubectl-krew, validate-krew-manifest, kpt   [.cache/tools-bin]
 #   KFSCHED_PRECOMMIT        the pre-commit executable                               [.cache/precommit-venv/bin/pre-commit]
 #   KFSCHED_PRECOMMIT_TARGET CARGO_TARGET_DIR for pre-commit's `cargo install` of the hook (kept
 #                            between runs so only kfsched itself is rebuilt)          [.cache/precommit-target]
-#   KFSCHED_KUBECTL          kubectl                                                  [kubectl on PATH]
-#   KFSCHED_KPT              kpt                                                      [kpt on PATH]
+#   KFSCHED_KUBECTL          kubectl                                                  [$KFSCHED_KUBE_BIN/kubectl]
+#   KFSCHED_KPT              kpt                                                      [$KFSCHED_TOOLS_BIN/kpt]
 #   KFSCHED_ZSH, KFSCHED_FISH                                                         [zsh, fish on PATH]
 #   KFSCHED_ADMIN_KUBECONFIG admin kubeconfig of a running scripts/cluster.sh cluster (live node-name
 #                            completion only; scripts/cluster.sh env prints it)
-# Set KFSCHED_NO_APT=1 to never call apt-get (zsh and fish must then be on PATH already).
+# Read here: KFSCHED_KUBE_BIN [.cache/kube-bin] and KFSCHED_TOOLS_BIN, where the builds put
+# kubectl and the tools; KFSCHED_PRECOMMIT_VENV [.cache/precommit-venv]. Set KFSCHED_NO_APT=1
+# to never call apt-get (zsh and fish must then be on PATH already). When KFSCHED_KUBECTL or
+# KFSCHED_KPT is set, that program is used and the pinned one is not built.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=SCRIPTDIR/../versions.env
+. "$root/versions.env"
 cache=$root/.cache
-PRECOMMIT_VERSION=4.7.0
 venv=${KFSCHED_PRECOMMIT_VENV:-$cache/precommit-venv}
+tools_bin=${KFSCHED_TOOLS_BIN:-$cache/tools-bin}
+kube_bin=${KFSCHED_KUBE_BIN:-$cache/kube-bin}
 
 print_env() {
   cat <<EOF
-export KFSCHED_TOOLS_BIN=${KFSCHED_TOOLS_BIN:-$cache/tools-bin}
+export KFSCHED_TOOLS_BIN=$tools_bin
 export KFSCHED_PRECOMMIT=${KFSCHED_PRECOMMIT:-$venv/bin/pre-commit}
 export KFSCHED_PRECOMMIT_TARGET=${KFSCHED_PRECOMMIT_TARGET:-$cache/precommit-target}
-export KFSCHED_KUBECTL=${KFSCHED_KUBECTL:-$(command -v kubectl || echo kubectl)}
-export KFSCHED_KPT=${KFSCHED_KPT:-$(command -v kpt || echo kpt)}
+export KFSCHED_KUBECTL=${KFSCHED_KUBECTL:-$kube_bin/kubectl}
+export KFSCHED_KPT=${KFSCHED_KPT:-$tools_bin/kpt}
 export KFSCHED_ZSH=${KFSCHED_ZSH:-$(command -v zsh || echo zsh)}
 export KFSCHED_FISH=${KFSCHED_FISH:-$(command -v fish || echo fish)}
 EOF
@@ -45,7 +53,12 @@ fi
 [ $# -eq 0 ] || { echo "usage: $0 [env]" >&2; exit 2; }
 
 t0=$(date +%s)
-"$root/scripts/build-tools.sh"
+if [ -z "${KFSCHED_KUBECTL:-}" ]; then
+  "$root/scripts/build-control-plane.sh" kubectl
+fi
+tools=(kustomize krew yq)
+[ -n "${KFSCHED_KPT:-}" ] || tools+=(kpt)
+"$root/scripts/build-tools.sh" "${tools[@]}"
 
 # pre-commit from PyPI into its own venv.
 stamp="pre-commit $PRECOMMIT_VERSION $(python3 --version 2>&1)"
@@ -76,8 +89,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-for tool in kubectl kpt git cargo; do
-  command -v "$tool" >/dev/null || { echo "error: $tool not found on PATH" >&2; exit 1; }
+for tool in "${KFSCHED_KUBECTL:-$kube_bin/kubectl}" "${KFSCHED_KPT:-$tools_bin/kpt}" git cargo; do
+  command -v "$tool" >/dev/null || { echo "error: $tool not found" >&2; exit 1; }
 done
 echo "integration tools ready ($(( $(date +%s) - t0 ))s):"
 print_env

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Runs every test of kfsched on this machine, as CI does:
 #   1. cargo fmt --check and cargo clippy -D warnings;
-#   2. the real clients the integration tests drive (kustomize, krew and its
-#      manifest validator built from Go modules, pre-commit from PyPI);
-#   3. a real Kubernetes control plane (etcd, kube-apiserver, kube-scheduler,
-#      kube-controller-manager, kwok) built from Go modules, started on
-#      loopback for this run and stopped afterwards;
-#   4. cargo test with --include-ignored, so the tests that need 2 and 3 run.
-# Builds are cached by version stamps under .cache/: a cold run builds the
-# control plane (about 10 minutes on 2 cores), a warm one skips it.
+#   2. a real Kubernetes control plane (etcd, kube-apiserver, kube-scheduler,
+#      kube-controller-manager, kwok) and kubectl, built from Go modules;
+#   3. the real clients the integration tests drive (kubectl, and kustomize,
+#      krew and its manifest validator, yq and kpt built from Go modules,
+#      pre-commit from PyPI);
+#   4. the control plane started on loopback for this run, stopped afterwards;
+#   5. cargo test with --include-ignored, so the tests that need 2 to 4 run.
+# Versions come from versions.env. Builds are cached by version stamps under
+# .cache/: a cold run builds everything (see scripts/README.md for measured
+# times), a warm one skips it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
