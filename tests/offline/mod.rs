@@ -2,7 +2,6 @@
 //! bad input and the command line.
 
 mod bad_input;
-mod cases;
 mod cli;
 mod golden;
 mod properties;
