@@ -64,7 +64,7 @@ impl fmt::Display for Diagnostic {
 /// Decodes file bytes as UTF-8, pointing at the first invalid byte; also
 /// refuses a bare carriage return used as a line break (see
 /// [`kfsched_yaml::tree::bare_cr`]).
-pub fn decode_utf8<'b>(file: &str, bytes: &'b [u8]) -> Result<&'b str, Diagnostic> {
+pub(crate) fn decode_utf8<'b>(file: &str, bytes: &'b [u8]) -> Result<&'b str, Diagnostic> {
     let text = utf8(file, bytes)?;
     if let Some(e) = kfsched_yaml::tree::bare_cr(text) {
         return Err(Diagnostic {

@@ -78,21 +78,6 @@ fn header_name(prefix: &str, name: &str) -> String {
     }
 }
 
-/// Counts the lines a diff adds and removes.
-pub fn stats(old: &str, new: &str) -> (usize, usize) {
-    let diff = TextDiff::from_lines(old, new);
-    let mut added = 0;
-    let mut removed = 0;
-    for c in diff.iter_all_changes() {
-        match c.tag() {
-            ChangeTag::Insert => added += 1,
-            ChangeTag::Delete => removed += 1,
-            ChangeTag::Equal => {}
-        }
-    }
-    (added, removed)
-}
-
 #[cfg(test)]
 mod tests {
     use super::header_name;

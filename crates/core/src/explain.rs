@@ -11,7 +11,7 @@ use kfsched_yaml::Value;
 use kfsched_yaml::block::flow_text;
 
 /// Rules that selected no component in any of the files.
-pub fn unmatched_rules<'p>(policy: &'p Policy, outcomes: &[FileOutcome]) -> Vec<&'p str> {
+pub(crate) fn unmatched_rules<'p>(policy: &'p Policy, outcomes: &[FileOutcome]) -> Vec<&'p str> {
     let mut hits = vec![0usize; policy.rules.len()];
     for o in outcomes {
         for (i, h) in o.rule_hits(policy.rules.len()).into_iter().enumerate() {
@@ -210,7 +210,7 @@ pub fn json(policy: &Policy, outcomes: &[FileOutcome]) -> Json {
     })
 }
 
-/// A JSON report (such as [`json`]'s) as block YAML, for `-o yaml`.
+/// A JSON report (such as [`json`](fn@json)'s) as block YAML, for `-o yaml`.
 pub fn yaml(j: &Json) -> String {
     let v = Value::from_json(j);
     let style = kfsched_yaml::BlockStyle::default();

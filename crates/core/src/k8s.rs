@@ -49,7 +49,7 @@ fn matches_dns1123_label(s: &str) -> bool {
 }
 
 /// `IsDNS1123Label`.
-pub fn dns1123_label(s: &str) -> Vec<String> {
+pub(crate) fn dns1123_label(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if s.len() > 63 {
         errs.push(max_len_error(63));
@@ -65,7 +65,7 @@ pub fn dns1123_label(s: &str) -> Vec<String> {
 }
 
 /// `IsDNS1123Subdomain`.
-pub fn dns1123_subdomain(s: &str) -> Vec<String> {
+pub(crate) fn dns1123_subdomain(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if s.len() > 253 {
         errs.push(max_len_error(253));

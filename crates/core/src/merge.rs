@@ -80,7 +80,7 @@ fn and_term(e: &Term, p: &Term) -> Term {
 }
 
 /// ANDs a requirement (terms ORed) into existing terms (ORed): SPEC §3.
-pub fn and_terms(existing: &[Term], policy: &[Term]) -> Vec<Term> {
+pub(crate) fn and_terms(existing: &[Term], policy: &[Term]) -> Vec<Term> {
     if existing.is_empty() {
         return absorb(policy.to_vec());
     }

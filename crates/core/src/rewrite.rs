@@ -47,7 +47,7 @@ pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome,
 }
 
 /// Rewrites one file's text under a policy, with [`Options`].
-pub fn process_with(
+pub(crate) fn process_with(
     file: &str,
     bytes: &[u8],
     policy: &Policy,

@@ -117,7 +117,7 @@ pub struct Sched {
 impl Sched {
     /// The KFP v2 fields holding run-time values (pipeline parameters the
     /// driver resolves when the task runs), which offline checks cannot see.
-    pub fn runtime_values(&self) -> Vec<&'static str> {
+    pub(crate) fn runtime_values(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
         if self
             .tolerations
@@ -331,7 +331,7 @@ fn get<'v>(v: &'v Value, camel: &str, snake: &str) -> Option<&'v Value> {
 }
 
 /// Reads a toleration entry of a file.
-pub fn tol_from_raw(raw: &Value) -> Tol {
+pub(crate) fn tol_from_raw(raw: &Value) -> Tol {
     let key = match raw {
         Value::Map(_) if get(raw, "tolerationJson", "toleration_json").is_none() => {
             let seconds = match get(raw, "tolerationSeconds", "toleration_seconds") {
@@ -378,7 +378,7 @@ pub(crate) fn reqs_from(list: Option<&Value>, field: bool, out: &mut Vec<Req>) {
 }
 
 /// Reads a node-selector term (k8s `NodeSelectorTerm`, or a KFP v2 `NodeAffinityTerm`).
-pub fn term_from_raw(raw: &Value) -> Term {
+pub(crate) fn term_from_raw(raw: &Value) -> Term {
     let mut reqs = Vec::new();
     reqs_from(
         get(raw, "matchExpressions", "match_expressions"),
@@ -395,7 +395,7 @@ pub fn term_from_raw(raw: &Value) -> Term {
 }
 
 /// Reads a k8s preferred term (`{weight, preference}`).
-pub fn pref_from_k8s(raw: &Value) -> Pref {
+pub(crate) fn pref_from_k8s(raw: &Value) -> Pref {
     let weight = match raw.get("weight") {
         Some(Value::Int(i)) => *i,
         Some(Value::Float(f)) => *f as i64,
@@ -415,7 +415,7 @@ pub fn pref_from_k8s(raw: &Value) -> Pref {
 }
 
 /// Reads a KFP v2 preferred term (a `NodeAffinityTerm` with `weight`).
-pub fn pref_from_v2(raw: &Value) -> Pref {
+pub(crate) fn pref_from_v2(raw: &Value) -> Pref {
     let weight = match raw.get("weight") {
         Some(Value::Int(i)) => *i,
         Some(Value::Float(f)) => *f as i64,
@@ -431,7 +431,7 @@ pub fn pref_from_v2(raw: &Value) -> Pref {
 }
 
 /// A value with every map's keys sorted, as canonical JSON text.
-pub fn canonical(v: &Value) -> String {
+pub(crate) fn canonical(v: &Value) -> String {
     fn sort(v: &Value) -> serde_json::Value {
         match v {
             Value::Map(m) => {
@@ -450,7 +450,7 @@ pub fn canonical(v: &Value) -> String {
     sort(v).to_string()
 }
 
-pub fn opaque(raw: &Value) -> Opaque {
+pub(crate) fn opaque(raw: &Value) -> Opaque {
     Opaque {
         key: canonical(raw),
         raw: raw.clone(),
@@ -460,7 +460,7 @@ pub fn opaque(raw: &Value) -> Opaque {
 // ----- building new entries from the policy ---------------------------------------
 
 /// A JSON value from the policy as a [`Value`], object keys sorted as kubectl writes them.
-pub fn sorted_value(j: &serde_json::Value) -> Value {
+pub(crate) fn sorted_value(j: &serde_json::Value) -> Value {
     match j {
         serde_json::Value::Object(o) => {
             let mut entries: Vec<(String, Value)> = o
@@ -481,7 +481,7 @@ pub(crate) fn ser<T: serde::Serialize>(t: &T) -> serde_json::Value {
 }
 
 /// A policy toleration in a file's shape.
-pub fn tol_value(t: &Toleration, shape: Shape) -> Value {
+pub(crate) fn tol_value(t: &Toleration, shape: Shape) -> Value {
     let mut m: Vec<(String, Value)> = Vec::new();
     if let Some(e) = t.effect.as_ref().filter(|e| !e.is_empty()) {
         m.push(("effect".into(), Value::str(e)));
@@ -534,7 +534,7 @@ fn req_of(r: &NodeSelectorRequirement, field: bool) -> Req {
 }
 
 /// A policy node-selector term as a [`Term`] in either shape (the two agree).
-pub fn term_value(t: &NodeSelectorTerm) -> Term {
+pub(crate) fn term_value(t: &NodeSelectorTerm) -> Term {
     let mut m = Vec::new();
     let mut reqs = Vec::new();
     if let Some(e) = t.match_expressions.as_ref().filter(|e| !e.is_empty()) {
@@ -560,7 +560,7 @@ pub fn term_value(t: &NodeSelectorTerm) -> Term {
 }
 
 /// A policy preferred term in a file's shape.
-pub fn pref_value(p: &PreferredSchedulingTerm, shape: Shape) -> Pref {
+pub(crate) fn pref_value(p: &PreferredSchedulingTerm, shape: Shape) -> Pref {
     let term = term_value(&p.preference);
     let raw = match shape {
         Shape::K8s => Value::Map(vec![

@@ -57,7 +57,7 @@ impl BlockStyle {
     /// The text that follows an existing `key:` (key at column `col`): a
     /// space and a scalar, or a line break and a block collection. No final
     /// line break.
-    pub fn after_key(&self, value: &Value, col: usize) -> String {
+    pub(crate) fn after_key(&self, value: &Value, col: usize) -> String {
         let mut out = String::new();
         self.after_key_into(&mut out, value, col);
         out
@@ -97,7 +97,7 @@ impl BlockStyle {
     }
 
     /// The text that follows an existing dash at column `dash`.
-    pub fn after_dash(&self, value: &Value, dash: usize) -> String {
+    pub(crate) fn after_dash(&self, value: &Value, dash: usize) -> String {
         let mut out = String::new();
         let mut tmp = String::new();
         self.item_into(&mut tmp, value, dash);
@@ -150,7 +150,7 @@ fn line_start(src: &str, off: u32) -> bool {
 }
 
 /// The byte offset of the `-` that introduces a sequence item starting at `item_start`.
-pub fn dash_before(src: &str, item_start: usize) -> Option<usize> {
+pub(crate) fn dash_before(src: &str, item_start: usize) -> Option<usize> {
     // The item's own content may start with a `-` (an item that is itself a
     // block sequence, `- - x`): that one is the content's, so look before it.
     let i = item_start.min(src.len());
@@ -436,7 +436,7 @@ impl FlowFormat {
 
     /// What goes between an entry and the next one at column `col`: `, `, or
     /// `,` and a line break when entries are one per line.
-    pub fn separator(self, col: usize) -> String {
+    pub(crate) fn separator(self, col: usize) -> String {
         match self.step {
             Some(_) => {
                 let mut s = ",\n".to_string();

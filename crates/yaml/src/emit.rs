@@ -86,7 +86,12 @@ impl Emitter {
 
     /// Renders a value that follows an existing `key:` whose mapping keys sit
     /// at column `indent`; `column` is the column just after the colon.
-    pub fn after_key(profile: PyProfile, value: &Value, indent: usize, column: usize) -> String {
+    pub(crate) fn after_key(
+        profile: PyProfile,
+        value: &Value,
+        indent: usize,
+        column: usize,
+    ) -> String {
         let mut e = Emitter::new(profile);
         e.indent = Some(indent);
         e.column = column;
@@ -107,7 +112,7 @@ impl Emitter {
 
     /// Renders the value of an existing sequence item whose dash is at
     /// column `indent`: the text that follows the dash.
-    pub fn after_dash(profile: PyProfile, value: &Value, indent: usize) -> String {
+    pub(crate) fn after_dash(profile: PyProfile, value: &Value, indent: usize) -> String {
         let mut e = Emitter::new(profile);
         e.indent = Some(indent);
         e.column = indent + 1;
@@ -889,7 +894,7 @@ fn analyze_any_scalar(scalar: &str) -> Analysis {
 
 /// How a string would be written as a plain/quoted scalar, for the generic
 /// renderer: `None` when plain is allowed (in flow or block context).
-pub fn scalar_needs_quotes(s: &str, flow: bool) -> Option<char> {
+pub(crate) fn scalar_needs_quotes(s: &str, flow: bool) -> Option<char> {
     let a = analyze_scalar(s);
     let plain_ok = if flow {
         a.allow_flow_plain
@@ -906,7 +911,7 @@ pub fn scalar_needs_quotes(s: &str, flow: bool) -> Option<char> {
 }
 
 /// Double-quoted form of a string with YAML escapes (no folding).
-pub fn double_quoted(s: &str) -> String {
+pub(crate) fn double_quoted(s: &str) -> String {
     let mut e = Emitter::new(PyProfile::KfpV2);
     e.best_width = usize::MAX / 2;
     e.write_double_quoted(s, false);
@@ -914,7 +919,7 @@ pub fn double_quoted(s: &str) -> String {
 }
 
 /// Single-quoted form of a string (no folding).
-pub fn single_quoted(s: &str) -> String {
+pub(crate) fn single_quoted(s: &str) -> String {
     let mut e = Emitter::new(PyProfile::KfpV2);
     e.best_width = usize::MAX / 2;
     e.write_single_quoted(s, false);

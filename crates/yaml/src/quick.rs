@@ -133,7 +133,7 @@ fn double(s: &str) -> Quoted<'_> {
 
 /// The offset of the first invalid escape sequence in the double-quoted
 /// scalar that starts `s`, for pointing an error message at it.
-pub fn bad_escape(s: &str) -> Option<usize> {
+pub(crate) fn bad_escape(s: &str) -> Option<usize> {
     let b = s.as_bytes();
     if b.first() != Some(&b'"') {
         return None;

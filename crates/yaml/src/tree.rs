@@ -768,7 +768,7 @@ impl<'a> Tree<'a> {
 
     /// The first node after `id`'s subtree in document order: the next
     /// sibling of `id` or of its nearest ancestor that has one.
-    pub fn following(&self, id: NodeId) -> Option<NodeId> {
+    pub(crate) fn following(&self, id: NodeId) -> Option<NodeId> {
         let mut at = id;
         loop {
             let n = self.nodes[at as usize].next_sibling;
@@ -781,7 +781,7 @@ impl<'a> Tree<'a> {
 
     /// One past the last node of `id`'s subtree: node ids are given in
     /// document order, so a subtree is the ids `id..subtree_end(id)`.
-    pub fn subtree_end(&self, id: NodeId) -> NodeId {
+    pub(crate) fn subtree_end(&self, id: NodeId) -> NodeId {
         let mut at = id;
         while self.nodes[at as usize].last_child != NONE {
             at = self.nodes[at as usize].last_child;
@@ -956,18 +956,6 @@ impl<'a> Tree<'a> {
         }
         path
     }
-
-    /// Index of the document a node belongs to.
-    pub fn document_of(&self, id: NodeId) -> usize {
-        let mut cur = id;
-        while let Some(p) = self.parent(cur) {
-            cur = p;
-        }
-        self.documents
-            .iter()
-            .position(|d| d.root == Some(cur))
-            .unwrap_or(0)
-    }
 }
 
 /// How a key is written in a YAML path: plain when it is a simple word,
@@ -1128,7 +1116,7 @@ fn flow_path(src: &str, from: usize, to: usize) -> Option<String> {
 /// The header token (`|`, `>-`, `|2+`, ...) of the block scalar whose
 /// content starts at `start`: the last token of the last non-blank line
 /// before the content. Returns its start and end.
-pub fn block_scalar_header(src: &str, start: usize) -> Option<(usize, usize)> {
+pub(crate) fn block_scalar_header(src: &str, start: usize) -> Option<(usize, usize)> {
     let mut line_end = src[..start.min(src.len())].rfind('\n').unwrap_or(0);
     loop {
         let line_start = src[..line_end].rfind('\n').map_or(0, |p| p + 1);

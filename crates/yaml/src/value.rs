@@ -170,7 +170,7 @@ impl Value {
 }
 
 /// Python's `repr(float)` as PyYAML writes it (`50.0`, `1.0e+17`).
-pub fn python_float_repr(f: f64) -> String {
+pub(crate) fn python_float_repr(f: f64) -> String {
     if f.is_nan() {
         return ".nan".into();
     }
@@ -536,22 +536,6 @@ pub fn node_value(tree: &Tree, id: NodeId) -> Value {
         ),
         Kind::Alias => Value::Null,
     }
-}
-
-/// Whether a subtree contains an alias or an anchor.
-pub fn has_alias_or_anchor(tree: &Tree, id: NodeId) -> Option<NodeId> {
-    let n = tree.node(id);
-    if n.kind == Kind::Alias || n.anchored {
-        return Some(id);
-    }
-    if matches!(n.kind, Kind::Map | Kind::Seq) {
-        for c in tree.children(id) {
-            if let Some(bad) = has_alias_or_anchor(tree, c) {
-                return Some(bad);
-            }
-        }
-    }
-    None
 }
 
 #[cfg(test)]

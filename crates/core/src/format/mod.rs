@@ -36,7 +36,7 @@ pub struct Component {
 
 impl Component {
     /// What rules match the component on.
-    pub fn subject(&self) -> Subject<'_> {
+    pub(crate) fn subject(&self) -> Subject<'_> {
         Subject {
             names: &self.names,
             images: &self.images,
@@ -97,7 +97,7 @@ pub struct List {
 }
 
 impl Doc {
-    pub fn format_name(&self) -> &'static str {
+    pub(crate) fn format_name(&self) -> &'static str {
         match self {
             Doc::KfpV2(_) => "KFP v2 IR",
             Doc::Argo(w) if w.kfp_v1 => "KFP v1 (Argo)",
@@ -180,7 +180,7 @@ impl Doc {
         }
     }
 
-    pub fn sched_target(&self) -> SchedTarget {
+    pub(crate) fn sched_target(&self) -> SchedTarget {
         match self {
             Doc::KfpV2(_) => SchedTarget::KfpV2Executor,
             _ => SchedTarget::Kubernetes,
@@ -223,12 +223,15 @@ const PIPELINE_VERSION: Doc = Doc::Unsupported {
 };
 
 /// Detects the format of `roots`, the documents of `tree` from its first.
-pub fn detect_roots(tree: &Tree, roots: &[Option<NodeId>]) -> Result<Vec<Doc>, (NodeId, String)> {
+pub(crate) fn detect_roots(
+    tree: &Tree,
+    roots: &[Option<NodeId>],
+) -> Result<Vec<Doc>, (NodeId, String)> {
     detect_roots_from(tree, roots, 0)
 }
 
 /// Detects the format of `roots`, the documents `first..` of `tree`.
-pub fn detect_roots_from(
+pub(crate) fn detect_roots_from(
     tree: &Tree,
     roots: &[Option<NodeId>],
     first: usize,

@@ -3,7 +3,7 @@
 
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
 
-/// Read-only access to maps and scalars: a span-tree node, or a [`Value`]
+/// Read-only access to maps and scalars: a span-tree node, or a [`Value`](kfsched_yaml::Value)
 /// (such as a skimmed projection). Lookups ignore nulls; with duplicate
 /// keys the last one wins, as in PyYAML.
 pub trait View<'s>: Copy {

@@ -89,14 +89,14 @@ pub struct Rule {
 }
 
 impl Rule {
-    pub fn has_pod_affinity(&self) -> bool {
+    pub(crate) fn has_pod_affinity(&self) -> bool {
         !(self.pod_affinity_required.is_empty()
             && self.pod_affinity_preferred.is_empty()
             && self.pod_anti_affinity_required.is_empty()
             && self.pod_anti_affinity_preferred.is_empty())
     }
 
-    pub fn has_required(&self) -> bool {
+    pub(crate) fn has_required(&self) -> bool {
         !self.required.is_empty()
     }
 
@@ -112,7 +112,7 @@ impl Rule {
 
     /// The rule's tolerations as entries in a file's shape, built once
     /// when the policy is read.
-    pub fn tolerations_as(&self, shape: Shape) -> &[Tol] {
+    pub(crate) fn tolerations_as(&self, shape: Shape) -> &[Tol] {
         &self.tolerations_by_shape[usize::from(shape == Shape::KfpV2)]
     }
 }
@@ -192,7 +192,7 @@ impl Policy {
     }
 
     /// Reads a policy from a node of an already parsed file (a KRM functionConfig).
-    pub fn from_tree(
+    pub(crate) fn from_tree(
         file: &str,
         tree: &Tree,
         root: kfsched_yaml::NodeId,
@@ -242,7 +242,7 @@ impl Policy {
     }
 
     /// A diagnostic about a rule, pointing at the rule in the policy file.
-    pub fn rule_diag(&self, rule: &Rule, field: &str, message: String) -> Diagnostic {
+    pub(crate) fn rule_diag(&self, rule: &Rule, field: &str, message: String) -> Diagnostic {
         let base = format!("spec.rules[{}]", rule.index);
         let path = if field.is_empty() {
             base
@@ -1093,7 +1093,7 @@ fn pool_name_ok(rule: &Rule, pools: &[NodePool]) -> bool {
 }
 
 /// The document kinds `match.kinds` can name (SPEC §1): the formats kfsched reads.
-pub fn known_kinds() -> impl Iterator<Item = &'static str> + Clone {
+pub(crate) fn known_kinds() -> impl Iterator<Item = &'static str> + Clone {
     std::iter::once(crate::format::kfp_v2::KIND)
         .chain(crate::format::argo::KINDS.iter().copied())
         .chain(crate::format::workload::KINDS.iter().copied())
