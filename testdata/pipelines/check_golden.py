@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Checks the compiled golden fixtures in testdata/golden/{v1,v2} against SPEC semantics.
+"""Checks the compiled golden fixtures in testdata/golden/{v1,v2,pv} against SPEC semantics.
 
-    python check_golden.py GOLDEN_DIR        (GOLDEN_DIR holds v1/ and v2/)
+    python check_golden.py GOLDEN_DIR        (GOLDEN_DIR holds v1/, v2/ and optionally pv/)
 
 For every case directory:
 1. it holds exactly plain.yaml, expected.yaml, policy.yaml, notes.md (and plain.json and
@@ -9,13 +9,23 @@ For every case directory:
    the case asks for them);
 2. policy.yaml passes (a subset of) SPEC §1 validation;
 3. a small reference model of SPEC §1-§3 (matching, merge, replace, pool shorthand, Argo
+<<<<<<< HEAD
    seeding from workflow-level fields, KFP v2 platform-document shapes) applied to the
    parsed plain.yaml gives the parsed expected.yaml (list order and, for the maps kfsched
    appends to in v1, key order included);
+=======
+   seeding from workflow-level fields, KFP v2 platform-document shapes; for a
+   PipelineVersion the v2 model on spec.pipelineSpec / spec.platformSpec) applied to the
+   parsed plain.yaml gives the parsed expected.yaml (list order and, in v1, the key order
+   of nodeSelector, metadata, metadata.labels and metadata.annotations included: kfp
+   1.8.22 puts the user's pod labels / annotations before its own `pipelines.kubeflow.org/*`
+   keys, and `annotations` before `labels` once an op has an annotation);
+>>>>>>> e4858bc (PipelineVersion golden fixtures (testdata/golden/pv), compiled by kfp 2.17.3)
 4. expected.yaml differs from plain.yaml only in scheduling fields of selected components
    (v2: the platform document's executor entries, doc 0 and the header byte-identical;
    v1: nodeSelector / tolerations / affinity / metadata.labels / metadata.annotations of
-   selected pod templates);
+   selected pod templates; pv: only inside `platformSpec:` blocks, byte for byte, and there
+   only executor entries of selected tasks);
 5. derived variants (_crlf, _bom) are their base case's bytes converted.
 It prints a summary table and exits 1 on any failure.  It works on parsed YAML: bytes are
 the SDK's business (the files are SDK output); this checks that the POLICY means the same
@@ -285,15 +295,15 @@ def validate_policy(pol) -> list:
 
 # --------------------------------------------------------------------------- components
 class Component:
-    def __init__(self, ident, names, images, kind, pipeline):
+    def __init__(self, ident, names, images, kind, pipelines):
         self.ident = ident          # v2: executor label; argo: template name
         self.names = sorted(set(n for n in names if n))
         self.images = images
         self.kind = kind
-        self.pipeline = pipeline
+        self.pipelines = pipelines  # the pipeline's names (a PipelineVersion has two)
 
 
-def v2_components(doc0):
+def v2_components(doc0, kind="PipelineSpec", pipelines=None):
     comps, execs = doc0["components"], doc0["deploymentSpec"]["executors"]
     found, skipped = [], []
 
@@ -312,7 +322,7 @@ def v2_components(doc0):
             names = [key, task.get("taskInfo", {}).get("name"), cname,
                      cname[5:] if cname.startswith("comp-") else None, label, "/".join(path)]
             found.append(Component(label, names, [execs[label]["container"]["image"]],
-                                   "PipelineSpec", doc0["pipelineInfo"]["name"]))
+                                   kind, pipelines or [doc0["pipelineInfo"]["name"]]))
 
     walk(doc0["root"]["dag"], [])
     labels = [c.ident for c in found]
@@ -360,7 +370,7 @@ def argo_components(doc):
                 images.append(t[k]["image"])
         for c in (t.get("containerSet") or {}).get("containers") or []:
             images.append(c.get("image"))
-        found.append(Component(name, names, images, doc["kind"], pipeline))
+        found.append(Component(name, names, images, doc["kind"], [pipeline]))
     return found
 
 
@@ -370,7 +380,7 @@ def selects(sel, comp: Component) -> bool:
             return False
         if key == "images" and not glob_any(pats, comp.images, False):
             return False
-        if key == "pipelines" and not glob_any(pats, [comp.pipeline], False):
+        if key == "pipelines" and not glob_any(pats, comp.pipelines, False):
             return False
         if key == "kinds" and not glob_any(pats, [comp.kind], False):
             return False
@@ -551,9 +561,10 @@ def apply_v2(cfg, parts):
             cfg.setdefault("podMetadata", {}).setdefault(field, {}).update(src)
 
 
-def model_v2(plain_docs, policy):
+def model_v2(plain_docs, policy, kind="PipelineSpec", pipelines=None):
+    """plain_docs: [IR] or [IR, platform spec]; returns the model's docs in the same shape."""
     doc0 = plain_docs[0]
-    comps, skipped = v2_components(doc0)
+    comps, skipped = v2_components(doc0, kind, pipelines)
     pools = {p["name"]: p for p in policy["spec"].get("nodePools") or []}
     platform = copy.deepcopy(plain_docs[1]) if len(plain_docs) > 1 else None
     execs = copy.deepcopy(((platform or {}).get("platforms", {}).get("kubernetes", {})
@@ -571,8 +582,9 @@ def model_v2(plain_docs, policy):
                 execs[c.ident] = cfg
     if execs:
         if platform is None:
-            platform = {"platforms": {"kubernetes": {"deploymentSpec": {"executors": {}}}}}
-        platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"] = execs
+            platform = {}
+        (platform.setdefault("platforms", {}).setdefault("kubernetes", {})
+         .setdefault("deploymentSpec", {}))["executors"] = execs
     return [doc0] + ([platform] if platform else []), comps, skipped, selected, matched
 
 
@@ -719,6 +731,8 @@ def check_case(sdk: str, case: Path):
     exp_docs, exp_raw = load(case / "expected.yaml")
     row = {"case": f"{sdk}/{case.name}", "plain": (case / "plain.yaml").stat().st_size,
            "expected": (case / "expected.yaml").stat().st_size}
+    if sdk == "pv":
+        return check_case_pv(case, row, policy, plain_docs, plain_raw, exp_docs, exp_raw)
     if sdk == "v2":
         model, comps, skipped, selected, matched = model_v2(plain_docs, policy)
         if exp_docs != model:
@@ -791,6 +805,99 @@ def check_case(sdk: str, case: Path):
     return row
 
 
+# PipelineVersion (KFP Kubernetes-native manifests) ----------------------------------
+def pipeline_versions(docs):
+    """Every PipelineVersion object in docs, items of a `kind: List` included."""
+    for d in docs:
+        if not isinstance(d, dict):
+            continue
+        if d.get("kind") == "List":
+            yield from (i for i in d.get("items") or [] if i.get("kind") == "PipelineVersion")
+        elif d.get("kind") == "PipelineVersion":
+            yield d
+
+
+def model_pv(plain_docs, policy):
+    """model_v2 applied to every PipelineVersion's spec.pipelineSpec / spec.platformSpec."""
+    model = copy.deepcopy(plain_docs)
+    comps, skipped, selected, matched = [], [], {}, {}
+    for pv in pipeline_versions(model):
+        spec = pv["spec"]
+        ir = spec["pipelineSpec"]
+        names = [spec["pipelineName"], ir["pipelineInfo"]["name"]]
+        docs = [ir] + ([spec["platformSpec"]] if "platformSpec" in spec else [])
+        out, c, sk, sel, mat = model_v2(docs, policy, "PipelineVersion", names)
+        if len(out) > 1:
+            spec["platformSpec"] = out[1]
+        who = pv["metadata"]["name"]
+        comps += c
+        skipped += sk
+        selected.update({f"{who}/{k}": v for k, v in sel.items()})
+        for rule, hits in mat.items():
+            matched.setdefault(rule, []).extend(f"{who}/{h}" for h in hits)
+    return model, comps, skipped, selected, matched
+
+
+PLATFORM_SPEC_LINE = re.compile(r"^( *)platformSpec:$")
+
+
+def without_platform_spec(text: str) -> str:
+    """The text minus every `platformSpec:` block (the key line and the deeper lines after
+    it), whatever its indentation (a PipelineVersion, or an item of a List)."""
+    out, depth = [], None
+    for line in text.split("\n"):
+        if depth is not None:
+            if line.startswith(" " * (depth + 1)):
+                continue
+            depth = None
+        m = PLATFORM_SPEC_LINE.match(line)
+        if m:
+            depth = len(m.group(1))
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def check_case_pv(case: Path, row, policy, plain_docs, plain_raw, exp_docs, exp_raw):
+    model, comps, skipped, selected, matched = model_pv(plain_docs, policy)
+    if exp_docs != model:
+        raise CheckError(f"model != expected: {diff_paths(model, exp_docs)[:8]}")
+    p_text = plain_raw.decode().replace("\r\n", "\n")
+    e_text = exp_raw.decode().replace("\r\n", "\n")
+    if without_platform_spec(p_text) != without_platform_spec(e_text):
+        raise CheckError("plain and expected differ outside spec.platformSpec")
+    dpaths, changed = [], []
+    for pv_p, pv_e in zip(pipeline_versions(plain_docs), pipeline_versions(exp_docs)):
+        who = pv_p["metadata"]["name"]
+        ps_p = copy.deepcopy(pv_p["spec"].get("platformSpec") or {})
+        ps_e = copy.deepcopy(pv_e["spec"].get("platformSpec") or {})
+
+        def executors(ps):
+            return ((ps.get("platforms", {}).get("kubernetes", {}).get("deploymentSpec", {}))
+                    .pop("executors", {}))
+
+        pex, eex = executors(ps_p), executors(ps_e)
+        for ps in (ps_p, ps_e):   # a created deploymentSpec / platformSpec is no other change
+            k8s = ps.get("platforms", {}).get("kubernetes", {})
+            if k8s.get("deploymentSpec") == {}:
+                del k8s["deploymentSpec"]
+            if ps.get("platforms") == {"kubernetes": {}}:
+                del ps["platforms"]
+        if ps_p != ps_e:
+            raise CheckError(f"{who}: platformSpec differs outside the executors")
+        for label in sorted(set(pex) | set(eex)):
+            if pex.get(label) != eex.get(label):
+                changed.append(f"{who}/{label}")
+                dpaths += diff_paths(pex.get(label, {}), eex.get(label, {}), label)
+    bad = [c for c in changed if c not in selected]
+    if bad:
+        raise CheckError(f"changed but not selected: {bad}")
+    row.update(components=len(comps), skipped=len(skipped), selected=len(selected),
+               changed=len(changed), paths=len(dpaths),
+               nomatch=[r for r, hits in matched.items() if not hits])
+    return row
+
+
 def check_variant(case: Path, base: Path, kind: str):
     for f in ("plain.yaml", "expected.yaml"):
         got, want = (case / f).read_bytes(), (base / f).read_bytes()
@@ -807,7 +914,9 @@ def check_variant(case: Path, base: Path, kind: str):
 def main():
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "testdata/golden")
     rows, failures = [], []
-    for sdk in ("v2", "v1"):
+    for sdk in ("v2", "v1", "pv"):
+        if not (root / sdk).is_dir():
+            continue
         for case in sorted((root / sdk).iterdir()):
             try:
                 row = check_case(sdk, case)
