@@ -789,30 +789,54 @@ fn explain_text_cuts_long_values_and_json_keeps_them() {
     assert!(out.lines().all(|l| l.len() < long), "{out}");
 }
 
-/// kfp's `kubernetes_manifest_format` output (a Pipeline and a
-/// PipelineVersion holding the IR, compiled by kfp 2.17.3) is outside SPEC
-/// v1alpha1: skipped with a warning that says so and what to do, not
-/// silently, and nothing is written.
+/// A KFP `PipelineVersion` manifest (kfp's `kubernetes_manifest_format`,
+/// here with the `Pipeline` document before it) is a KFP v2 pipeline: its
+/// tasks are the IR file's components, matched as `kind: PipelineVersion`,
+/// and its scheduling goes into `spec.platformSpec`, the same values the IR
+/// file's platform document gets from the same rules.
 #[test]
-fn a_kfp_pipeline_version_manifest_is_skipped_with_a_warning() {
+fn a_kfp_pipeline_version_is_rewritten_like_its_ir() {
     let g = root().join("testdata/golden/v2/reused_components");
     let d = tempfile::tempdir().expect("tempdir");
-    for f in ["manifest.yaml", "policy.yaml"] {
-        std::fs::copy(g.join(f), d.path().join(f)).expect("copy");
-    }
-    let before = std::fs::read(d.path().join("manifest.yaml")).expect("read");
-    let warning = "warning: manifest.yaml:9:1: document 2: skipped: a KFP PipelineVersion manifest (kfp's kubernetes_manifest_format), which v1alpha1 does not rewrite; compile the pipeline without kubernetes_manifest_format and rewrite that file\n";
+    // The IR file's rules without `kinds`, so that they select the same tasks.
+    let policy = std::fs::read_to_string(g.join("policy.yaml"))
+        .expect("policy")
+        .replace("kinds: [\"PipelineSpec\"]", "names: [\"*\"]");
+    std::fs::write(d.path().join("policy.yaml"), &policy).expect("write");
+    std::fs::copy(g.join("manifest.yaml"), d.path().join("manifest.yaml")).expect("copy");
+    std::fs::copy(g.join("plain.yaml"), d.path().join("ir.yaml")).expect("copy");
     let r = run_in(
         d.path(),
-        &["rewrite", "-i", "-p", "policy.yaml", "manifest.yaml"],
+        &[
+            "rewrite",
+            "-i",
+            "-p",
+            "policy.yaml",
+            "manifest.yaml",
+            "ir.yaml",
+        ],
         None,
         &[],
     );
-    assert_eq!((r.code, r.stderr.as_str()), (0, warning));
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    let docs = |name: &str| {
+        let text = std::fs::read_to_string(d.path().join(name)).expect("read");
+        let tree = kfsched_yaml::Tree::parse(&text).expect("parses");
+        tree.documents
+            .iter()
+            .map(|doc| kfsched_yaml::value::node_value(&tree, doc.root.expect("root")).to_json())
+            .collect::<Vec<_>>()
+    };
+    let manifest = docs("manifest.yaml");
+    let ir = docs("ir.yaml");
     assert_eq!(
-        std::fs::read(d.path().join("manifest.yaml")).expect("read"),
-        before
+        manifest[1]["spec"]["platformSpec"], ir[1],
+        "the manifest's platformSpec is the IR file's platform document"
     );
+    assert!(manifest[1]["spec"]["platformSpec"]["platforms"]["kubernetes"]["deploymentSpec"]
+        ["executors"]
+        .as_object()
+        .is_some_and(|e| !e.is_empty()));
     let r = run_in(
         d.path(),
         &["explain", "-v", "-p", "policy.yaml", "manifest.yaml"],
@@ -823,8 +847,10 @@ fn a_kfp_pipeline_version_manifest_is_skipped_with_a_warning() {
     let out = String::from_utf8_lossy(&r.stdout);
     assert!(
         out.contains(
-            "  document 1: skipped: not a pipeline (pipelines.kubeflow.org/v2beta1 Pipeline)\n"
-        ) && out.contains("  document 2: skipped: a KFP PipelineVersion manifest"),
+            "  document 1: skipped: a KFP Pipeline, whose PipelineVersions hold the pipeline spec\n"
+        ) && out.contains(
+            "  document 2: KFP manifest PipelineVersion, pipeline \"reused-components\"\n"
+        ),
         "{out}"
     );
 }
@@ -1028,14 +1054,22 @@ fn v1_list_items_are_read_like_documents() {
         None,
         &[],
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(
-        r.stderr,
-        "warning: versions.yaml:11:3: document 1, item 2: skipped: a KFP PipelineVersion manifest (kfp's kubernetes_manifest_format), which v1alpha1 does not rewrite; compile the pipeline without kubernetes_manifest_format and rewrite that file\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(d.path().join("versions.yaml")).expect("read"),
-        listed
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    // The PipelineVersion item is rewritten as a manifest in its own file
+    // is; the Pipeline item before it is left alone.
+    let value = |text: &str| {
+        let tree = kfsched_yaml::Tree::parse(text).expect("parses");
+        kfsched_yaml::value::node_value(&tree, tree.documents[0].root.expect("root")).to_json()
+    };
+    let before = value(&listed);
+    let after = value(&std::fs::read_to_string(d.path().join("versions.yaml")).expect("read"));
+    assert_eq!(after["items"][0], before["items"][0]);
+    let executors = &after["items"][1]["spec"]["platformSpec"]["platforms"]["kubernetes"]["deploymentSpec"]
+        ["executors"];
+    assert!(
+        executors["exec-publish-model"]["affinity"].is_null()
+            && executors["exec-publish-model"]["nodeAffinity"].is_array(),
+        "{executors}"
     );
     let r = run_in(
         d.path(),

@@ -55,7 +55,7 @@ fn output_parses_and_untouched_documents_keep_their_values() {
         // to workloads, an unselected workflow).
         for (i, doc) in detect(&before).expect("detect").iter().enumerate() {
             let untouched = match doc {
-                Doc::KfpV2(_) => true,
+                Doc::KfpV2(p) if p.manifest.is_none() => true,
                 Doc::KfpV2Platform => false,
                 _ => o.docs[i].components.iter().all(|c| !c.changed),
             };
@@ -107,11 +107,12 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 /// A document's components, a `v1 List`'s those of its items in order, as
 /// its report lists them (an object a controller manages is not one).
-fn components(doc: &Doc) -> Vec<&Component> {
+/// The components of a document with the document (a List's item) that holds each.
+fn components(doc: &Doc) -> Vec<(&Doc, &Component)> {
     match doc {
         Doc::List(l) => l.items.iter().flat_map(components).collect(),
         d if d.owner().is_some() => Vec::new(),
-        d => d.components().iter().collect(),
+        d => d.components().iter().map(|c| (d, c)).collect(),
     }
 }
 
@@ -127,7 +128,7 @@ fn the_line_diff_touches_only_the_edited_components() {
         // Line ranges (0-based, inclusive of one line past the end for insertions).
         let mut regions: Vec<(usize, usize)> = Vec::new();
         for (doc, report) in docs.iter().zip(&o.docs) {
-            for (c, r) in components(doc).into_iter().zip(&report.components) {
+            for ((doc, c), r) in components(doc).into_iter().zip(&report.components) {
                 if !r.changed {
                     continue;
                 }
@@ -145,15 +146,27 @@ fn the_line_diff_touches_only_the_edited_components() {
                         ));
                     }
                     None => {
-                        // KFP v2 writes only the platform document (after the pipeline document).
-                        let start = match doc {
-                            Doc::KfpV2(p) => p
-                                .platform
-                                .map(|r| line_of(&input, tree.node(r).start as usize))
-                                .unwrap_or(total),
-                            _ => total,
+                        // KFP v2 writes only the platform document (after the
+                        // pipeline document), or a manifest's `spec.platformSpec`.
+                        let (start, end) = match doc {
+                            Doc::KfpV2(p) => match &p.manifest {
+                                Some(m) => {
+                                    let spec_end = line_of(&input, tree.node(m.spec).end as usize);
+                                    let start = p.platform.map_or(spec_end, |r| {
+                                        line_of(&input, tree.node(r).start as usize)
+                                    });
+                                    (start, spec_end + 1)
+                                }
+                                None => (
+                                    p.platform
+                                        .map(|r| line_of(&input, tree.node(r).start as usize))
+                                        .unwrap_or(total),
+                                    total + 1,
+                                ),
+                            },
+                            _ => (total, total + 1),
                         };
-                        regions.push((start.saturating_sub(1), total + 1));
+                        regions.push((start.saturating_sub(1), end));
                     }
                 }
             }

@@ -31,7 +31,7 @@ fn subject(c: &ComponentReport) -> Subject<'_> {
     Subject {
         names: &c.names,
         images: &c.images,
-        pipeline: c.pipeline.as_deref(),
+        pipelines: &c.pipelines,
         kind: &c.kind,
     }
 }
@@ -76,7 +76,11 @@ pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String 
                 }
                 continue;
             }
-            let pipeline = d.components.first().and_then(|c| c.pipeline.clone());
+            let pipelines = d
+                .components
+                .first()
+                .map(|c| c.pipelines.clone())
+                .unwrap_or_default();
             let kind = if d.format == "v1 List" {
                 // Items may be of several kinds.
                 let mut kinds: Vec<&str> = Vec::new();
@@ -106,9 +110,17 @@ pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String 
                 } else {
                     format!(" {kind}")
                 },
-                pipeline
-                    .map(|p| format!(", pipeline {p:?}"))
-                    .unwrap_or_default()
+                match pipelines.as_slice() {
+                    [] => String::new(),
+                    [one] => format!(", pipeline {one:?}"),
+                    many => format!(
+                        ", pipelines {}",
+                        many.iter()
+                            .map(|p| format!("{p:?}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }
             ));
             for c in &d.components {
                 out.push_str(&format!("    {}\n", c.label));
@@ -174,7 +186,7 @@ pub fn json(policy: &Policy, outcomes: &[FileOutcome]) -> Json {
                             json!({
                                 "component": c.label,
                                 "kind": c.kind,
-                                "pipeline": c.pipeline,
+                                "pipeline": c.pipelines.first(),
                                 "names": c.names,
                                 "images": c.images,
                                 "rules": rules,

@@ -301,7 +301,7 @@ impl Run<'_, '_> {
         let tree = self.tree;
         let merge_keys: Vec<NodeId> = tree.merge_keys().into_iter().map(|(_, k)| k).collect();
         for (doc, item) in docs.iter().zip(self.items.clone()) {
-            if matches!(doc, Doc::Other(_) | Doc::Unsupported { .. }) {
+            if matches!(doc, Doc::Other(_)) {
                 continue;
             }
             for &k in merge_keys.iter().filter(|&&k| tree.contains(item, k)) {

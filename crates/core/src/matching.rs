@@ -90,7 +90,7 @@ const KEYS: [Key; 4] = [Key::Names, Key::Images, Key::Pipelines, Key::Kinds];
 pub struct Subject<'c> {
     pub names: &'c [String],
     pub images: &'c [String],
-    pub pipeline: Option<&'c str>,
+    pub pipelines: &'c [String],
     pub kind: &'c str,
 }
 
@@ -99,7 +99,7 @@ impl Subject<'_> {
         match key {
             Key::Names => self.names.iter().any(|n| f(n)),
             Key::Images => self.images.iter().any(|n| f(n)),
-            Key::Pipelines => self.pipeline.is_some_and(f),
+            Key::Pipelines => self.pipelines.iter().any(|n| f(n)),
             Key::Kinds => f(self.kind),
         }
     }
@@ -108,7 +108,7 @@ impl Subject<'_> {
         match key {
             Key::Names => self.names.iter().map(String::as_str).collect(),
             Key::Images => self.images.iter().map(String::as_str).collect(),
-            Key::Pipelines => self.pipeline.into_iter().collect(),
+            Key::Pipelines => self.pipelines.iter().map(String::as_str).collect(),
             Key::Kinds => vec![self.kind],
         }
     }

@@ -11,7 +11,7 @@ use crate::matching::Verdict;
 pub struct ComponentReport {
     pub label: String,
     pub kind: String,
-    pub pipeline: Option<String>,
+    pub pipelines: Vec<String>,
     pub names: Vec<String>,
     pub images: Vec<String>,
     /// One verdict per rule, in policy order.

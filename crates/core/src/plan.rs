@@ -30,6 +30,9 @@ struct Ctx<'a, 't> {
     policy: &'a Policy,
     file: &'a str,
     opts: Options,
+    /// Whether kubectl or kustomize wrote the file (see
+    /// [`format::written_by_go`]), found out when first needed.
+    go_written: std::cell::OnceCell<bool>,
 }
 
 impl Ctx<'_, '_> {
@@ -65,24 +68,23 @@ pub(crate) fn plan(
         policy,
         file,
         opts,
+        go_written: std::cell::OnceCell::new(),
     };
     let mut planned = Planned {
         reports: Vec::new(),
         errors: Vec::new(),
         warnings: Vec::new(),
     };
-    plan_docs(&ctx, docs, roots, None, editor, &mut planned);
+    plan_docs(&ctx, docs, roots, editor, &mut planned);
     planned
 }
 
-/// [`plan`], for the documents of a file (`list` is `None`) or the items of
-/// the `v1 List` that is document `list` (each item planned like a
-/// document; the List's report holds all their components).
+/// [`plan`], for the documents of a file or the items of a `v1 List`
+/// (each item planned like a document).
 fn plan_docs(
     ctx: &Ctx,
     docs: &[Doc],
     roots: &[Option<NodeId>],
-    list: Option<usize>,
     editor: &mut Editor,
     out: &mut Planned,
 ) {
@@ -99,7 +101,6 @@ fn plan_docs(
             format: doc.format_name(),
             skipped_because: match doc {
                 Doc::Other(why) => Some(why.clone()),
-                Doc::Unsupported { why, .. } => Some(why.to_string()),
                 _ => None,
             },
             components: Vec::new(),
@@ -107,15 +108,6 @@ fn plan_docs(
             selected_skipped: Vec::new(),
         };
         if doc.components().is_empty() {
-            if let Doc::Unsupported { why, fix } = doc {
-                let at = root.map_or(0, |r| ctx.tree.node(r).start as usize);
-                let place = match list {
-                    None => format!("document {}", index + 1),
-                    Some(d) => format!("document {}, item {}", d + 1, index + 1),
-                };
-                out.warnings
-                    .push(ctx.diag_at(at, "", format!("{place}: skipped: {why}; {fix}")));
-            }
             out.reports.push(report);
             continue;
         }
@@ -166,7 +158,7 @@ fn plan_list(
         errors: Vec::new(),
         warnings: Vec::new(),
     };
-    plan_docs(ctx, &l.items, &l.roots, Some(index), editor, &mut inner);
+    plan_docs(ctx, &l.items, &l.roots, editor, &mut inner);
     out.errors.extend(inner.errors);
     out.warnings.extend(inner.warnings);
     let mut report = DocReport {
@@ -303,7 +295,7 @@ fn plan_component<'c>(
     let report = ComponentReport {
         label: comp.label.clone(),
         kind: comp.kind.clone(),
-        pipeline: comp.pipeline.clone(),
+        pipelines: comp.pipelines.clone(),
         names: if details {
             comp.names.clone()
         } else {
@@ -381,8 +373,17 @@ fn write_doc(
     editor: &mut Editor,
     out: &mut Planned,
 ) {
-    // Hand-written documents get inserted text in their own indentation.
+    // Hand-written documents get inserted text in their own indentation; a
+    // KFP manifest printed by kubectl or kustomize gets their scalar styles.
     let flavor = match doc.flavor(BlockStyle::default()) {
+        Flavor::KfpV2
+            if matches!(doc, Doc::KfpV2(p) if p.manifest.is_some())
+                && *ctx
+                    .go_written
+                    .get_or_init(|| format::written_by_go(ctx.tree)) =>
+        {
+            Flavor::GoYaml
+        }
         Flavor::Generic(_) => {
             let file_style = *file_style.get_or_insert_with(|| BlockStyle::detect(ctx.tree));
             doc.flavor(match root {

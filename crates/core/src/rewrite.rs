@@ -106,12 +106,7 @@ impl File<'_> {
         let merges: Vec<Diagnostic> = tree
             .merge_keys()
             .into_iter()
-            .filter(|&(i, _)| {
-                !matches!(
-                    docs.get(i + skimmed_docs),
-                    None | Some(Doc::Other(_) | Doc::Unsupported { .. })
-                )
-            })
+            .filter(|&(i, _)| !matches!(docs.get(i + skimmed_docs), None | Some(Doc::Other(_))))
             .map(|(_, k)| merge_key_error(&tree, self.name, k))
             .collect();
         if !merges.is_empty() {

@@ -21,6 +21,9 @@ pub enum Flavor {
     KfpV2,
     /// kfp 1.8 Argo workflow: PyYAML, insertion order, inline leaf collections.
     KfpV1,
+    /// kubectl and kustomize output (sigs.k8s.io/yaml): sorted keys, block
+    /// style, Go's scalar styles.
+    GoYaml,
     /// Anything else: block style in the file's own indentation.
     Generic(BlockStyle),
 }
@@ -30,6 +33,7 @@ impl Flavor {
         match self {
             Flavor::KfpV2 => Some(PyProfile::KfpV2),
             Flavor::KfpV1 => Some(PyProfile::KfpV1),
+            Flavor::GoYaml => Some(PyProfile::Go),
             Flavor::Generic(_) => None,
         }
     }
@@ -1203,7 +1207,7 @@ impl Placement {
     /// The placement for keys added deep inside a reconciled value.
     fn default_for(self, flavor: Flavor) -> Placement {
         match flavor {
-            Flavor::KfpV2 => Placement::Sorted,
+            Flavor::KfpV2 | Flavor::GoYaml => Placement::Sorted,
             _ => Placement::AsDesired,
         }
     }

@@ -18,6 +18,11 @@ pub enum PyProfile {
     KfpV2,
     /// kfp 1.8: `default_flow_style=None`, insertion order, forced string styles.
     KfpV1,
+    /// What kubectl and kustomize print (sigs.k8s.io/yaml over go-yaml, the
+    /// same libyaml emitter): sorted keys, block style, UTF-8 as is, a string
+    /// that would read as another type double-quoted, a multi-line one
+    /// literal, and numbers as JSON had them (`30.0` is `30`).
+    Go,
 }
 
 /// A scalar ready to emit: its text, the style the representer asked for,
@@ -148,6 +153,14 @@ impl Emitter {
 
     fn str_event<'v>(&self, s: &'v str) -> ScalarEvent<'v> {
         let mut style = None;
+        let implicit_plain = resolve_plain(s) == Resolved::Str;
+        if self.profile == PyProfile::Go {
+            if s.contains('\n') {
+                style = Some('|');
+            } else if !implicit_plain {
+                style = Some('"');
+            }
+        }
         if self.profile == PyProfile::KfpV1 {
             if s.contains('\n') {
                 style = Some('|');
@@ -163,7 +176,7 @@ impl Emitter {
         ScalarEvent {
             text: std::borrow::Cow::Borrowed(s),
             style,
-            implicit_plain: resolve_plain(s) == Resolved::Str,
+            implicit_plain,
         }
     }
 
@@ -171,6 +184,7 @@ impl Emitter {
         let (text, implicit_plain): (std::borrow::Cow<'v, str>, bool) = match v {
             Value::Str(s) => return self.str_event(s),
             Value::Int(i) => (i.to_string().into(), true),
+            Value::Float(f) if self.profile == PyProfile::Go => (go_json_float(*f).into(), true),
             Value::Float(f) => (python_float_repr(*f).into(), true),
             Value::Bool(b) => (if *b { "true" } else { "false" }.into(), true),
             Value::Null | Value::Seq(_) | Value::Map(_) => ("null".into(), true),
@@ -202,7 +216,7 @@ impl Emitter {
     /// The representer's `flow_style` for a collection.
     fn flow_style(&self, v: &Value) -> bool {
         match self.profile {
-            PyProfile::KfpV2 => false,
+            PyProfile::KfpV2 | PyProfile::Go => false,
             PyProfile::KfpV1 => match v {
                 Value::Seq(items) => items
                     .iter()
@@ -217,7 +231,7 @@ impl Emitter {
 
     fn entries<'v>(&self, m: &'v [(String, Value)]) -> Vec<&'v (String, Value)> {
         let mut e: Vec<&(String, Value)> = m.iter().collect();
-        if self.profile == PyProfile::KfpV2 {
+        if matches!(self.profile, PyProfile::KfpV2 | PyProfile::Go) {
             e.sort_by(|a, b| a.0.cmp(&b.0));
         }
         e
@@ -296,7 +310,7 @@ impl Emitter {
                 self.write_indent();
             }
             let key = self.str_event(k);
-            let analysis = analyze_scalar(k);
+            let analysis = analyze_scalar(k, self.profile == PyProfile::Go);
             if Self::simple_key(k, &analysis) {
                 self.key(&key, &analysis, true);
                 self.write_indicator(":", false, false, false);
@@ -342,7 +356,7 @@ impl Emitter {
     fn block_mapping_entry(&mut self, k: &str, v: &Value) {
         self.write_indent();
         let key = self.str_event(k);
-        let analysis = analyze_scalar(k);
+        let analysis = analyze_scalar(k, self.profile == PyProfile::Go);
         if Self::simple_key(k, &analysis) {
             self.key(&key, &analysis, true);
             self.write_indicator(":", false, false, false);
@@ -399,7 +413,7 @@ impl Emitter {
     }
 
     fn process_scalar(&mut self, ev: &ScalarEvent) {
-        let a = analyze_scalar(&ev.text);
+        let a = analyze_scalar(&ev.text, self.profile == PyProfile::Go);
         self.emit_scalar(ev, &a);
     }
 
@@ -688,6 +702,28 @@ impl Emitter {
 }
 
 /// `(byte offset, char)` for every character, then `(len, None)`.
+/// A float as kubectl prints it: encoding/json's number (Go's shortest
+/// `strconv.FormatFloat(f, 'g', -1, 64)` with JSON's exponent range), so an
+/// integral value has no `.0`.
+fn go_json_float(f: f64) -> String {
+    if !f.is_finite() {
+        return python_float_repr(f);
+    }
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        // 1e-07, 1e+21: at least two exponent digits, and a sign.
+        let e = format!("{f:e}");
+        let (m, x) = e.split_once('e').unwrap_or((&e, "0"));
+        let (sign, digits) = match x.strip_prefix('-') {
+            Some(d) => ('-', d),
+            None => ('+', x),
+        };
+        return format!("{m}e{sign}{digits:0>2}");
+    }
+    let s = format!("{f}");
+    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+}
+
 fn chars_with_end(text: &str) -> impl Iterator<Item = (usize, Option<char>)> + '_ {
     text.char_indices()
         .map(|(i, c)| (i, Some(c)))
@@ -718,7 +754,7 @@ fn is_simple_scalar(b: &[u8]) -> bool {
             .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'/' | b'-'))
 }
 
-fn analyze_scalar(scalar: &str) -> Analysis {
+fn analyze_scalar(scalar: &str, allow_unicode: bool) -> Analysis {
     if is_simple_scalar(scalar.as_bytes()) {
         return Analysis {
             empty: false,
@@ -729,11 +765,11 @@ fn analyze_scalar(scalar: &str) -> Analysis {
             allow_block: true,
         };
     }
-    analyze_any_scalar(scalar)
+    analyze_any_scalar(scalar, allow_unicode)
 }
 
-/// PyYAML's `analyze_scalar`.
-fn analyze_any_scalar(scalar: &str) -> Analysis {
+/// PyYAML's `analyze_scalar` (libyaml's `yaml_emitter_analyze_scalar`).
+fn analyze_any_scalar(scalar: &str, allow_unicode: bool) -> Analysis {
     if scalar.is_empty() {
         return Analysis {
             empty: true,
@@ -818,9 +854,11 @@ fn analyze_any_scalar(scalar: &str) -> Analysis {
                 || ('\u{e000}'..='\u{fffd}').contains(&ch)
                 || ('\u{10000}'..'\u{10ffff}').contains(&ch))
                 && ch != '\u{feff}';
-            // allow_unicode is off in both SDKs: every non-ASCII character is special.
-            let _ = printable_unicode;
-            special_characters = true;
+            // allow_unicode is off in both SDKs (every non-ASCII character
+            // is special) and on in go-yaml.
+            if !(allow_unicode && printable_unicode) {
+                special_characters = true;
+            }
         }
         if ch == ' ' {
             if index == 0 {
@@ -895,7 +933,7 @@ fn analyze_any_scalar(scalar: &str) -> Analysis {
 /// How a string would be written as a plain/quoted scalar, for the generic
 /// renderer: `None` when plain is allowed (in flow or block context).
 pub(crate) fn scalar_needs_quotes(s: &str, flow: bool) -> Option<char> {
-    let a = analyze_scalar(s);
+    let a = analyze_scalar(s, false);
     let plain_ok = if flow {
         a.allow_flow_plain
     } else {
@@ -943,7 +981,11 @@ mod tests {
                 }
                 if is_simple_scalar(s.as_bytes()) {
                     n += 1;
-                    assert_eq!(analyze_scalar(&s), analyze_any_scalar(&s), "{s:?}");
+                    assert_eq!(
+                        analyze_scalar(&s, false),
+                        analyze_any_scalar(&s, false),
+                        "{s:?}"
+                    );
                 }
             }
         }
@@ -957,7 +999,11 @@ mod tests {
             "",
             "a:",
         ] {
-            assert_eq!(analyze_scalar(s), analyze_any_scalar(s), "{s:?}");
+            assert_eq!(
+                analyze_scalar(s, false),
+                analyze_any_scalar(s, false),
+                "{s:?}"
+            );
         }
         assert!(n > 10_000, "{n}");
     }

@@ -76,10 +76,6 @@ spec:
     match:
       pipelines: ["fraud-detection-v3", "Fraud detection*"]   # metadata.name, displayName
     nodeSelector: {never: "true"}
-  - name: pipeline-document-has-no-components
-    match:
-      kinds: ["Pipeline"]
-    nodeSelector: {never: "true"}
 """
 
 NOTES = """\
@@ -105,5 +101,4 @@ The Pipeline document is not a pipeline to rewrite (no components) and stays byt
   annotation.
 - `version-name-is-not-a-pipeline-name` matches nothing: the version's `metadata.name` and
   the display names are not pipeline names.
-- `pipeline-document-has-no-components` (`kinds: [Pipeline]`) matches nothing.
 """

@@ -179,7 +179,7 @@ impl Workflow {
             }
             self.components.push(Component {
                 kind: self.kind.clone(),
-                pipeline: self.name.clone(),
+                pipelines: self.name.iter().cloned().collect(),
                 names,
                 images: images_of(tree, t),
                 label: format!("template {tname:?} ({kind_key})"),
@@ -231,7 +231,7 @@ impl Workflow {
                 }
                 self.components.push(Component {
                     kind: self.kind.clone(),
-                    pipeline: self.name.clone(),
+                    pipelines: self.name.iter().cloned().collect(),
                     names,
                     images: images_of(tree, inline),
                     label: format!(

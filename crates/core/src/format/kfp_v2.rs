@@ -35,6 +35,9 @@ pub struct Pipeline {
     pub platform: Option<NodeId>,
     /// Executor label → indices of the components that use it.
     pub executor_tasks: BTreeMap<String, Vec<usize>>,
+    /// Set when the pipeline is the `spec.pipelineSpec` of a KFP
+    /// `PipelineVersion` manifest: its platform spec is `spec.platformSpec`.
+    pub manifest: Option<super::pipeline_version::Manifest>,
 }
 
 /// The spellings of the executor config keys kfsched reads and edits
@@ -156,10 +159,24 @@ impl Pipeline {
         next_doc: Option<usize>,
         platform: Option<NodeId>,
     ) -> Pipeline {
+        Pipeline::read(root, next_doc, platform, KIND, Vec::new())
+    }
+
+    /// Reads a pipeline IR whose components are of document kind `kind`
+    /// and whose pipeline is also called by `names` (besides
+    /// `pipelineInfo.name`, which comes last).
+    pub(crate) fn read<'s, V: View<'s>>(
+        root: V,
+        next_doc: Option<usize>,
+        platform: Option<NodeId>,
+        kind: &str,
+        mut pipelines: Vec<String>,
+    ) -> Pipeline {
         let name = at(root, &["pipelineInfo", "name"])
             .and_then(V::text)
             .unwrap_or("")
             .to_string();
+        push_unique(&mut pipelines, &name);
         let sdk = root
             .field("sdkVersion")
             .and_then(V::text)
@@ -179,6 +196,7 @@ impl Pipeline {
             skipped: Vec::new(),
             platform,
             executor_tasks: BTreeMap::new(),
+            manifest: None,
         };
         let Some(root_tasks) = at(root, &["root", "dag", "tasks"]) else {
             return p;
@@ -273,8 +291,8 @@ impl Pipeline {
                     .or_default()
                     .push(p.components.len());
                 p.components.push(Component {
-                    kind: KIND.into(),
-                    pipeline: Some(name.clone()),
+                    kind: kind.to_string(),
+                    pipelines: pipelines.clone(),
                     names,
                     images,
                     label,
@@ -301,7 +319,7 @@ impl Pipeline {
     }
 
     /// Reads an executor's current config.
-    pub fn read(&self, tree: &Tree, executor: &str) -> Sched {
+    pub fn read_executor(&self, tree: &Tree, executor: &str) -> Sched {
         let mut s = Sched::default();
         let Some(cfg) = self.config_node(tree, executor) else {
             return s;
@@ -484,6 +502,15 @@ impl Pipeline {
                 &["platforms", "kubernetes", "deploymentSpec", "executors"],
                 executors_value(by_exec),
             );
+            if let Some(m) = &self.manifest {
+                // `spec.platformSpec`, at its sorted place in `spec`.
+                return vec![Edit::Insert {
+                    map: m.spec,
+                    key: "platformSpec".into(),
+                    value: doc,
+                    placement: Placement::Sorted,
+                }];
+            }
             // Right after this pipeline, where the SDK writes it and where
             // it is read back as this pipeline's.
             return vec![match self.next_doc {

@@ -5,6 +5,7 @@
 pub mod argo;
 pub mod kfp_v2;
 mod object;
+pub mod pipeline_version;
 mod podspec;
 mod view;
 
@@ -22,8 +23,10 @@ use kfsched_yaml::tree::{Kind, NodeId, Tree};
 pub struct Component {
     /// The document kind (`PipelineSpec`, `Workflow`, `Deployment`, ...).
     pub kind: String,
-    /// The top-level pipeline's name; `None` for plain workloads.
-    pub pipeline: Option<String>,
+    /// The top-level pipeline's names (a PipelineVersion has two: its
+    /// `spec.pipelineName` and its IR's `pipelineInfo.name`); none for plain
+    /// workloads.
+    pub pipelines: Vec<String>,
     /// Every name the component answers to, task paths included.
     pub names: Vec<String>,
     /// Main container images.
@@ -40,7 +43,7 @@ impl Component {
         Subject {
             names: &self.names,
             images: &self.images,
-            pipeline: self.pipeline.as_deref(),
+            pipelines: &self.pipelines,
             kind: &self.kind,
         }
     }
@@ -74,12 +77,6 @@ pub enum Doc {
     KfpV2Platform,
     /// Not a pipeline: skipped.
     Other(String),
-    /// A format v1alpha1 does not rewrite though it holds what a rule could
-    /// select: skipped with a warning that gives `why` and the `fix`.
-    Unsupported {
-        why: &'static str,
-        fix: &'static str,
-    },
     /// A `v1 List` (`kubectl get -o yaml|json` of several objects) holding
     /// workloads or workflows: each item is read and written like a
     /// document of its own.
@@ -99,13 +96,14 @@ pub struct List {
 impl Doc {
     pub(crate) fn format_name(&self) -> &'static str {
         match self {
+            Doc::KfpV2(p) if p.manifest.is_some() => "KFP manifest",
             Doc::KfpV2(_) => "KFP v2 IR",
             Doc::Argo(w) if w.kfp_v1 => "KFP v1 (Argo)",
             Doc::Argo(_) => "Argo",
             Doc::Workload(_) => "workload",
             Doc::KfpV2Platform => "KFP v2 platform spec",
             Doc::List(_) => "v1 List",
-            Doc::Other(_) | Doc::Unsupported { .. } => "other",
+            Doc::Other(_) => "other",
         }
     }
 
@@ -133,6 +131,7 @@ impl Doc {
         match self {
             Doc::Argo(w) => w.owner.as_ref(),
             Doc::Workload(w) => w.owner.as_ref(),
+            Doc::KfpV2(p) => p.manifest.as_ref().and_then(|m| m.owner.as_ref()),
             _ => None,
         }
     }
@@ -151,6 +150,10 @@ impl Doc {
                 }
             }
             Doc::Workload(w) => w.component.label.clone(),
+            Doc::KfpV2(p) => match p.manifest.as_ref().and_then(|m| m.name.as_ref()) {
+                Some(n) => format!("PipelineVersion {n:?}"),
+                None => self.format_name().to_string(),
+            },
             _ => self.format_name().to_string(),
         }
     }
@@ -190,12 +193,38 @@ impl Doc {
     /// The scheduling a component has now.
     pub fn read(&self, tree: &Tree, c: &Component) -> Sched {
         match (self, &c.place) {
-            (Doc::KfpV2(p), Place::KfpV2 { executor }) => p.read(tree, executor),
+            (Doc::KfpV2(p), Place::KfpV2 { executor }) => p.read_executor(tree, executor),
             (Doc::Argo(w), Place::Argo { template, .. }) => w.read(tree, *template),
             (Doc::Workload(_), Place::Workload(pt)) => workload::read(tree, pt),
             _ => Sched::default(),
         }
     }
+}
+
+/// Whether the file was written by kubectl or kustomize (Go YAML) rather
+/// than by PyYAML: the first quoted scalar that would read as another type
+/// unquoted tells, as go-yaml double-quotes such a string (`"600"`) where
+/// PyYAML single-quotes it (`'600'`). `false` when no scalar tells.
+pub(crate) fn written_by_go(tree: &Tree) -> bool {
+    use kfsched_yaml::tree::Style;
+    use kfsched_yaml::value::{Resolved, resolve_plain};
+    for id in 0..tree.len() as NodeId {
+        let n = tree.node(id);
+        if n.kind != Kind::Scalar || !n.style.is_quoted() {
+            continue;
+        }
+        if resolve_plain(tree.scalar(id)) == Resolved::Str {
+            continue;
+        }
+        match n.style {
+            Style::SingleQuoted => return false,
+            Style::DoubleQuoted if !tree.src()[n.start as usize..n.end as usize].contains('\\') => {
+                return true;
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// A changed component, ready to be written.
@@ -214,14 +243,6 @@ pub fn detect(tree: &Tree) -> Result<Vec<Doc>, (NodeId, String)> {
 
 /// Detects what each of a sequence of root nodes is: the documents of a
 /// file, or the items of a KRM ResourceList.
-/// A KFP `PipelineVersion` manifest (kfp's `kubernetes_manifest_format`):
-/// SPEC v1alpha1 leaves the format out, and since a stored version's spec is
-/// immutable, rewriting one needs a new version name too.
-const PIPELINE_VERSION: Doc = Doc::Unsupported {
-    why: "a KFP PipelineVersion manifest (kfp's kubernetes_manifest_format), which v1alpha1 does not rewrite",
-    fix: "compile the pipeline without kubernetes_manifest_format and rewrite that file",
-};
-
 /// Detects the format of `roots`, the documents of `tree` from its first.
 pub(crate) fn detect_roots(
     tree: &Tree,
@@ -286,8 +307,8 @@ pub(crate) fn detect_roots_from(
             }
             continue;
         }
-        if api.starts_with("pipelines.kubeflow.org/") && kind == "PipelineVersion" {
-            docs.push(PIPELINE_VERSION);
+        if api.starts_with("pipelines.kubeflow.org/") {
+            docs.push(pipeline_version::detect(tree, root, kind)?);
             continue;
         }
         if api == "v1" && kind == "List" {
@@ -320,7 +341,12 @@ impl List {
         // document can follow one.
         let mut docs = detect_roots_from(tree, &roots, tree.documents.len())?;
         for (i, d) in docs.iter_mut().enumerate() {
-            if matches!(d, Doc::KfpV2(_) | Doc::KfpV2Platform) {
+            let ir = match d {
+                Doc::KfpV2(p) => p.manifest.is_none(),
+                Doc::KfpV2Platform => true,
+                _ => false,
+            };
+            if ir {
                 *d = Doc::Other("KFP v2 IR, which is not a Kubernetes object".into());
             }
             // Items may share a name (`kubectl get -A` of several
@@ -335,7 +361,7 @@ impl List {
         let holds = docs.iter().any(|d| {
             matches!(
                 d,
-                Doc::Argo(_) | Doc::Workload(_) | Doc::List(_) | Doc::Unsupported { .. }
+                Doc::Argo(_) | Doc::Workload(_) | Doc::KfpV2(_) | Doc::List(_)
             )
         });
         Ok(holds.then_some(List { items: docs, roots }))

@@ -88,7 +88,7 @@ impl Workload {
             owner: controller(tree, root),
             component: Component {
                 kind: kind.to_string(),
-                pipeline: None,
+                pipelines: Vec::new(),
                 names: if name.is_empty() {
                     vec![]
                 } else {

@@ -1094,9 +1094,13 @@ fn pool_name_ok(rule: &Rule, pools: &[NodePool]) -> bool {
 
 /// The document kinds `match.kinds` can name (SPEC §1): the formats kfsched reads.
 pub(crate) fn known_kinds() -> impl Iterator<Item = &'static str> + Clone {
-    std::iter::once(crate::format::kfp_v2::KIND)
-        .chain(crate::format::argo::KINDS.iter().copied())
-        .chain(crate::format::workload::KINDS.iter().copied())
+    [
+        crate::format::kfp_v2::KIND,
+        crate::format::pipeline_version::KIND,
+    ]
+    .into_iter()
+    .chain(crate::format::argo::KINDS.iter().copied())
+    .chain(crate::format::workload::KINDS.iter().copied())
 }
 
 #[cfg(test)]
