@@ -4,4 +4,5 @@
 mod bad_input;
 mod cli;
 mod golden;
+mod pipeline_versions;
 mod properties;

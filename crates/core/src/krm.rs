@@ -122,7 +122,11 @@ fn file_ref(tree: &Tree, item: NodeId) -> Option<(String, i64)> {
 /// Runs the function over a ResourceList. `fallback` is the policy to use
 /// when the functionConfig is absent or is not a SchedulingPolicy (kpt
 /// passes a ConfigMap for `-- key=value` arguments).
-pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInputError> {
+pub fn run(
+    bytes: &[u8],
+    fallback: Option<&Policy>,
+    opts: &Options,
+) -> Result<KrmOutcome, KrmInputError> {
     let text = decode_utf8("<stdin>", bytes).map_err(|d| KrmInputError(vec![d]))?;
     let tree = Tree::parse(text).map_err(|e| {
         KrmInputError(vec![Diagnostic {
@@ -162,7 +166,7 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
                 run.error(format!("invalid SchedulingPolicy: {d}"), None);
             }
         }
-        Ok(policy) => run.process(policy.as_ref(), &mut editor),
+        Ok(policy) => run.process(policy.as_ref(), opts, &mut editor),
     }
     if run.failed {
         // Nothing is rewritten when anything failed: only results are
@@ -250,7 +254,7 @@ impl Run<'_, '_> {
     }
 
     /// Rewrites the items under `policy` into `editor`, collecting results.
-    fn process(&mut self, policy: &Policy, editor: &mut Editor) {
+    fn process(&mut self, policy: &Policy, opts: &Options, editor: &mut Editor) {
         let tree = self.tree;
         let roots: Vec<Option<NodeId>> = self.items.iter().map(|&i| Some(i)).collect();
         let mut docs = match format::detect_roots(tree, &roots) {
@@ -268,7 +272,7 @@ impl Run<'_, '_> {
         if self.failed {
             return;
         }
-        let reports = self.plan_items(&docs, policy, editor);
+        let reports = self.plan_items(&docs, policy, opts, editor);
         self.summarize(&reports, policy);
     }
 
@@ -277,7 +281,7 @@ impl Run<'_, '_> {
     fn set_aside_kfp_v2(&mut self, docs: &mut [Doc]) {
         for (doc, &item) in docs.iter_mut().zip(&self.items) {
             match doc {
-                Doc::KfpV2(_) => {
+                Doc::KfpV2(p) if p.manifest.is_none() => {
                     self.results.push(Result1 {
                         severity: "warning",
                         message: "kfsched: a KFP v2 pipeline spec is not rewritten by the KRM function (its scheduling goes into a separate platform document, which a ResourceList item cannot carry); run `kubectl kfsched rewrite` on the file".into(),
@@ -313,7 +317,13 @@ impl Run<'_, '_> {
 
     /// Plans one item at a time, so that each error and warning names the
     /// item it is about.
-    fn plan_items(&mut self, docs: &[Doc], policy: &Policy, editor: &mut Editor) -> Vec<DocReport> {
+    fn plan_items(
+        &mut self,
+        docs: &[Doc],
+        policy: &Policy,
+        opts: &Options,
+        editor: &mut Editor,
+    ) -> Vec<DocReport> {
         let mut reports = Vec::with_capacity(docs.len());
         for (i, item) in self.items.clone().into_iter().enumerate().take(docs.len()) {
             let Planned {
@@ -326,7 +336,7 @@ impl Run<'_, '_> {
                 &[Some(item)],
                 policy,
                 "ResourceList",
-                Options::default(),
+                opts,
                 editor,
             );
             reports.extend(r);

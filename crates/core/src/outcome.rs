@@ -97,7 +97,7 @@ impl FileOutcome {
 }
 
 /// What to compute besides the rewrite.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Fill [`ComponentReport::before`] and [`ComponentReport::after`]
     /// (for `explain`); otherwise they are null, which saves time and memory.
@@ -106,6 +106,11 @@ pub struct Options {
     /// the errors in [`FileOutcome::errors`] (for `explain`, which shows
     /// what matched even then). Its output is then `None`.
     pub report_errors: bool,
+    /// Give each KFP PipelineVersion whose spec changes a new name,
+    /// `<name>-<suffix>`, and drop the metadata the API server set, so that
+    /// it can be created beside the stored version (KFP keeps a version's
+    /// spec immutable).
+    pub version_suffix: Option<String>,
 }
 
 /// One input: a name for messages and its bytes.

@@ -6,10 +6,14 @@
 //! the rule in the policy. The planner never touches text: the editor does.
 
 use kfsched_yaml::BlockStyle;
-use kfsched_yaml::edit::{Editor, Flavor};
+use kfsched_yaml::Value;
+use kfsched_yaml::edit::{Edit, Editor, Flavor, Placement};
 use kfsched_yaml::tree::{Kind, NodeId, Style, Tree};
+use kfsched_yaml::value::node_value;
 
 use crate::diag::Diagnostic;
+use crate::format::kfp_v2::Pipeline;
+use crate::format::pipeline_version::{Manifest, SERVER_FIELDS};
 use crate::format::{self, Change, Component, Doc, Skipped};
 use crate::matching::Verdict;
 use crate::merge;
@@ -29,7 +33,7 @@ struct Ctx<'a, 't> {
     tree: &'a Tree<'t>,
     policy: &'a Policy,
     file: &'a str,
-    opts: Options,
+    opts: &'a Options,
     /// Whether kubectl or kustomize wrote the file (see
     /// [`format::written_by_go`]), found out when first needed.
     go_written: std::cell::OnceCell<bool>,
@@ -60,7 +64,7 @@ pub(crate) fn plan(
     roots: &[Option<NodeId>],
     policy: &Policy,
     file: &str,
-    opts: Options,
+    opts: &Options,
     editor: &mut Editor,
 ) -> Planned {
     let ctx = Ctx {
@@ -133,6 +137,7 @@ fn plan_docs(
         if let Doc::KfpV2(p) = doc {
             shared_executors(ctx, p, doc.components(), &verdicts, out);
         }
+        let changed: Vec<bool> = report.components.iter().map(|c| c.changed).collect();
         out.reports.push(report);
         // Once an error is found nothing is written; later documents are
         // still planned, for their errors.
@@ -140,6 +145,77 @@ fn plan_docs(
             continue;
         }
         write_doc(ctx, doc, root, &mut file_style, &changes, editor, out);
+        if let Doc::KfpV2(Pipeline {
+            manifest: Some(m), ..
+        }) = doc
+        {
+            let rules = rule_names(ctx.policy, |i| {
+                verdicts
+                    .iter()
+                    .zip(&changed)
+                    .any(|(v, changed)| *changed && v[i].selected())
+            });
+            new_version(ctx, m, &rules, editor, out);
+        }
+    }
+}
+
+/// A KFP PipelineVersion whose spec changes: KFP keeps a stored version's
+/// spec immutable, so with `--version-suffix` it gets a new name (and loses
+/// the metadata the API server set, which a create refuses); without, a
+/// version read back from a cluster gets a warning that says so.
+fn new_version(ctx: &Ctx, m: &Manifest, rules: &[String], editor: &mut Editor, out: &mut Planned) {
+    let tree = ctx.tree;
+    let name_node = m.metadata.and_then(|md| tree.get_value(md, "name"));
+    let at = name_node.unwrap_or(m.root);
+    let Some(suffix) = &ctx.opts.version_suffix else {
+        if m.from_cluster {
+            out.warnings.push(ctx.diag_node(
+                at,
+                format!(
+                    "PipelineVersion {:?}: its spec changes ({} it), and KFP keeps a stored version's spec immutable, so replacing it will be refused: give the rewritten version a new name with --version-suffix SUFFIX and create it",
+                    m.name.as_deref().unwrap_or(""),
+                    rules_select(rules)
+                ),
+            ));
+        }
+        return;
+    };
+    let (Some(md), Some(name)) = (m.metadata, m.name.as_deref()) else {
+        out.errors.push(ctx.diag_node(
+            at,
+            "--version-suffix: this PipelineVersion has no metadata.name to add the suffix to; nothing was written".into(),
+        ));
+        return;
+    };
+    let new_name = format!("{name}-{suffix}");
+    let problems = crate::k8s::dns1123_subdomain(&new_name);
+    if !problems.is_empty() {
+        out.errors.push(ctx.diag_node(
+            at,
+            format!(
+                "--version-suffix: the new name {new_name:?} is not a valid object name: {}; nothing was written",
+                problems.join("; ")
+            ),
+        ));
+        return;
+    }
+    let mut desired = node_value(tree, md);
+    desired.set("name", Value::str(&new_name));
+    for k in SERVER_FIELDS {
+        desired.remove(k);
+    }
+    let edit = Edit::Reconcile {
+        node: md,
+        desired,
+        placement: Placement::AsDesired,
+    };
+    if let Err(e) = editor.apply(edit) {
+        out.errors.push(ctx.diag_at(
+            e.offset,
+            &e.path,
+            format!("{}; nothing was written", e.message),
+        ));
     }
 }
 

@@ -21,7 +21,7 @@ use crate::{fastpath, helm};
 pub fn process_all(
     inputs: &[Input],
     policy: &Policy,
-    opts: Options,
+    opts: &Options,
 ) -> Vec<Result<FileOutcome, Vec<Diagnostic>>> {
     if let [one] = inputs {
         // On the calling thread (see `fastpath::run`).
@@ -35,15 +35,11 @@ pub fn process_all(
 
 /// Rewrites one file's text under a policy.
 pub fn process(file: &str, bytes: &[u8], policy: &Policy) -> Result<FileOutcome, Vec<Diagnostic>> {
-    process_with(
-        file,
-        bytes,
-        policy,
-        Options {
-            details: true,
-            report_errors: false,
-        },
-    )
+    let opts = Options {
+        details: true,
+        ..Options::default()
+    };
+    process_with(file, bytes, policy, &opts)
 }
 
 /// Rewrites one file's text under a policy, with [`Options`].
@@ -51,7 +47,7 @@ pub(crate) fn process_with(
     file: &str,
     bytes: &[u8],
     policy: &Policy,
-    opts: Options,
+    opts: &Options,
 ) -> Result<FileOutcome, Vec<Diagnostic>> {
     let text = decode_utf8(file, bytes).map_err(|d| vec![d])?;
     if text.trim().is_empty() {
@@ -82,7 +78,7 @@ struct File<'a> {
     text: &'a str,
     bytes: &'a [u8],
     policy: &'a Policy,
-    opts: Options,
+    opts: &'a Options,
 }
 
 impl File<'_> {

@@ -113,6 +113,14 @@ impl Inputs {
     }
 }
 
+/// KFP keeps a PipelineVersion's spec immutable.
+#[derive(Args, Debug, Default)]
+pub struct Versions {
+    /// Give each KFP PipelineVersion whose spec changes the name NAME-SUFFIX, without the metadata the API server set, so that it can be created beside the stored version
+    #[arg(long = "version-suffix", value_name = "SUFFIX")]
+    pub version_suffix: Option<String>,
+}
+
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
     /// The policy file [default: -p, $KFSCHED_POLICY, else the nearest .kfsched.yaml]
@@ -124,6 +132,8 @@ pub struct ValidateArgs {
 pub struct RewriteArgs {
     #[command(flatten)]
     pub inputs: Inputs,
+    #[command(flatten)]
+    pub versions: Versions,
     /// Write the result back to each file (atomically, keeping its mode)
     #[arg(short = 'i', long = "in-place")]
     pub in_place: bool,
@@ -142,6 +152,8 @@ pub struct RewriteArgs {
 pub struct DiffArgs {
     #[command(flatten)]
     pub inputs: Inputs,
+    #[command(flatten)]
+    pub versions: Versions,
     /// Colour the diff
     #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
     pub color: Color,
@@ -151,6 +163,8 @@ pub struct DiffArgs {
 pub struct ExplainArgs {
     #[command(flatten)]
     pub inputs: Inputs,
+    #[command(flatten)]
+    pub versions: Versions,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
     pub output: Output,
@@ -164,6 +178,8 @@ pub struct FnArgs {
     /// A policy file for the legacy kustomize exec-plugin protocol (stdin is then a plain YAML stream)
     #[arg(value_name = "CONFIG")]
     pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub versions: Versions,
 }
 
 #[derive(Args, Debug)]

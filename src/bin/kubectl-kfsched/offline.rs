@@ -10,7 +10,7 @@ use kfsched::discover::{self, Source};
 use kfsched::policy::Policy;
 use kfsched::rewrite::{self, FileOutcome, Input};
 
-use crate::cli::{Color, DiffArgs, ExplainArgs, FnArgs, Output, RewriteArgs};
+use crate::cli::{Color, DiffArgs, ExplainArgs, FnArgs, Output, RewriteArgs, Versions};
 
 type R = Result<Exit, Box<dyn std::error::Error>>;
 
@@ -102,15 +102,17 @@ fn run_all(
     policy: &Policy,
     verbose: bool,
     details: bool,
+    versions: &Versions,
 ) -> Result<Vec<FileOutcome>, Exit> {
     // `explain` (details) reports every file it can read, the ones whose
     // rules cannot be written included, and prints the errors first.
     let results = rewrite::process_all(
         inputs,
         policy,
-        rewrite::Options {
+        &rewrite::Options {
             details,
             report_errors: details,
+            version_suffix: versions.version_suffix.clone(),
         },
     );
     let mut outcomes = Vec::with_capacity(results.len());
@@ -215,7 +217,7 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         );
         return Ok(Exit::Usage);
     }
-    let outcomes = match run_all(&inputs, &policy, verbose, false) {
+    let outcomes = match run_all(&inputs, &policy, verbose, false, &a.versions) {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };
@@ -289,7 +291,7 @@ pub fn diff(a: DiffArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         Ok(x) => x,
         Err(e) => return Ok(e),
     };
-    let outcomes = match run_all(&inputs, &policy, verbose, false) {
+    let outcomes = match run_all(&inputs, &policy, verbose, false, &a.versions) {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };
@@ -338,7 +340,7 @@ pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         Ok(x) => x,
         Err(e) => return Ok(e),
     };
-    let outcomes = match run_all(&inputs, &policy, verbose, true) {
+    let outcomes = match run_all(&inputs, &policy, verbose, true, &a.versions) {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };
@@ -403,13 +405,13 @@ pub fn krm_entry(args: &[OsString]) -> Result<Option<Exit>, Box<dyn std::error::
             );
             return Ok(Some(Exit::Usage));
         };
-        return legacy_plugin(Path::new(config)).map(Some);
+        return legacy_plugin(Path::new(config), &Versions::default()).map(Some);
     }
     if args.len() == 1 && !std::io::stdin().is_terminal() {
         let mut buf = Vec::new();
         std::io::stdin().read_to_end(&mut buf)?;
         if kfsched::krm::is_resource_list(&String::from_utf8_lossy(&buf)) {
-            return krm_run(&buf, None).map(Some);
+            return krm_run(&buf, None, &Versions::default()).map(Some);
         }
         eprintln!(
             "error: no command given (stdin is not a KRM ResourceList); run `kubectl kfsched --help`"
@@ -421,7 +423,7 @@ pub fn krm_entry(args: &[OsString]) -> Result<Option<Exit>, Box<dyn std::error::
 
 /// The legacy exec-plugin protocol: the policy from a file, a plain YAML
 /// stream on stdin, the rewritten stream on stdout.
-fn legacy_plugin(config: &Path) -> R {
+fn legacy_plugin(config: &Path, versions: &Versions) -> R {
     let policy = match Policy::load(config) {
         Ok(p) => p,
         Err(e) => {
@@ -435,7 +437,7 @@ fn legacy_plugin(config: &Path) -> R {
         file: "<stdin>".into(),
         bytes: buf,
     }];
-    let outcomes = match run_all(&input, &policy, false, false) {
+    let outcomes = match run_all(&input, &policy, false, false, versions) {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };
@@ -448,8 +450,12 @@ fn legacy_plugin(config: &Path) -> R {
     Ok(Exit::Ok)
 }
 
-fn krm_run(bytes: &[u8], fallback: Option<&Policy>) -> R {
-    match kfsched::krm::run(bytes, fallback) {
+fn krm_run(bytes: &[u8], fallback: Option<&Policy>, versions: &Versions) -> R {
+    let opts = kfsched::rewrite::Options {
+        version_suffix: versions.version_suffix.clone(),
+        ..Default::default()
+    };
+    match kfsched::krm::run(bytes, fallback, &opts) {
         Ok(o) => {
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(o.output.as_bytes())?;
@@ -475,7 +481,7 @@ fn krm_run(bytes: &[u8], fallback: Option<&Policy>) -> R {
 
 pub fn krm(a: FnArgs, policy: Option<PathBuf>) -> R {
     if let Some(config) = a.config {
-        return legacy_plugin(&config);
+        return legacy_plugin(&config, &a.versions);
     }
     // A policy from -p, $KFSCHED_POLICY or .kfsched.yaml is only a fallback
     // for a ResourceList without a SchedulingPolicy functionConfig.
@@ -493,5 +499,5 @@ pub fn krm(a: FnArgs, policy: Option<PathBuf>) -> R {
         };
     let mut buf = Vec::new();
     std::io::stdin().read_to_end(&mut buf)?;
-    krm_run(&buf, fallback.as_ref())
+    krm_run(&buf, fallback.as_ref(), &a.versions)
 }
