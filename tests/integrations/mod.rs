@@ -10,6 +10,7 @@
 mod completion;
 mod krew;
 mod krm;
+mod pipeline_versions;
 mod precommit;
 
 use std::ffi::OsString;
