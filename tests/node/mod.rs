@@ -11,6 +11,7 @@ mod concurrency;
 mod drain;
 mod live_objects;
 mod noexecute;
+mod pipeline_versions;
 mod pools;
 mod taint_label;
 mod validation;

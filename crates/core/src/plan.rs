@@ -161,9 +161,10 @@ fn plan_docs(
 }
 
 /// A KFP PipelineVersion whose spec changes: KFP keeps a stored version's
-/// spec immutable, so with `--version-suffix` it gets a new name (and loses
-/// the metadata the API server set, which a create refuses); without, a
-/// version read back from a cluster gets a warning that says so.
+/// spec immutable, so with `--version-suffix` it gets a new name (and
+/// `spec.versionName` when set), and loses the metadata the API server set,
+/// which a create refuses; without, a version read back from a cluster gets
+/// a warning that says so.
 fn new_version(ctx: &Ctx, m: &Manifest, rules: &[String], editor: &mut Editor, out: &mut Planned) {
     let tree = ctx.tree;
     let name_node = m.metadata.and_then(|md| tree.get_value(md, "name"));
@@ -205,17 +206,30 @@ fn new_version(ctx: &Ctx, m: &Manifest, rules: &[String], editor: &mut Editor, o
     for k in SERVER_FIELDS {
         desired.remove(k);
     }
-    let edit = Edit::Reconcile {
+    let mut edits = vec![Edit::Reconcile {
         node: md,
         desired,
         placement: Placement::AsDesired,
-    };
-    if let Err(e) = editor.apply(edit) {
-        out.errors.push(ctx.diag_at(
-            e.offset,
-            &e.path,
-            format!("{}; nothing was written", e.message),
-        ));
+    }];
+    // KFP names the version by spec.versionName when it is set (a version
+    // created through KFP's API has it): it gets the suffix too.
+    if let Some(v) = tree.get_value(m.spec, "versionName") {
+        if let Some(old) = tree.str_value(v) {
+            edits.push(Edit::Reconcile {
+                node: v,
+                desired: Value::str(&format!("{old}-{suffix}")),
+                placement: Placement::AsDesired,
+            });
+        }
+    }
+    for edit in edits {
+        if let Err(e) = editor.apply(edit) {
+            out.errors.push(ctx.diag_at(
+                e.offset,
+                &e.path,
+                format!("{}; nothing was written", e.message),
+            ));
+        }
     }
 }
 
