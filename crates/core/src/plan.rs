@@ -217,7 +217,7 @@ fn new_version(ctx: &Ctx, m: &Manifest, rules: &[String], editor: &mut Editor, o
         if let Some(old) = tree.str_value(v) {
             edits.push(Edit::Reconcile {
                 node: v,
-                desired: Value::str(&format!("{old}-{suffix}")),
+                desired: Value::str(format!("{old}-{suffix}")),
                 placement: Placement::AsDesired,
             });
         }
