@@ -9,18 +9,12 @@ For every case directory:
    the case asks for them);
 2. policy.yaml passes (a subset of) SPEC §1 validation;
 3. a small reference model of SPEC §1-§3 (matching, merge, replace, pool shorthand, Argo
-<<<<<<< HEAD
-   seeding from workflow-level fields, KFP v2 platform-document shapes) applied to the
-   parsed plain.yaml gives the parsed expected.yaml (list order and, for the maps kfsched
-   appends to in v1, key order included);
-=======
    seeding from workflow-level fields, KFP v2 platform-document shapes; for a
    PipelineVersion the v2 model on spec.pipelineSpec / spec.platformSpec) applied to the
    parsed plain.yaml gives the parsed expected.yaml (list order and, in v1, the key order
    of nodeSelector, metadata, metadata.labels and metadata.annotations included: kfp
    1.8.22 puts the user's pod labels / annotations before its own `pipelines.kubeflow.org/*`
    keys, and `annotations` before `labels` once an op has an annotation);
->>>>>>> e4858bc (PipelineVersion golden fixtures (testdata/golden/pv), compiled by kfp 2.17.3)
 4. expected.yaml differs from plain.yaml only in scheduling fields of selected components
    (v2: the platform document's executor entries, doc 0 and the header byte-identical;
    v1: nodeSelector / tolerations / affinity / metadata.labels / metadata.annotations of
@@ -679,8 +673,33 @@ def model_argo(doc, policy):
             for field, src in (("labels", parts["podLabels"]),
                                ("annotations", parts["podAnnotations"])):
                 if src:
-                    t.setdefault("metadata", {}).setdefault(field, {}).update(src)
+                    md = t.setdefault("metadata", {})
+                    md[field] = kfp_pod_metadata(md.get(field) or {}, src)
+            if parts["podAnnotations"] and list(t["metadata"])[0] != "annotations":
+                # kfp writes `annotations` before `labels` when the op has an annotation
+                # before template time (a user call or a display name)
+                md = t["metadata"]
+                t["metadata"] = {"annotations": md.pop("annotations"), **md}
     return doc, comps, selected, matched
+
+
+KFP_METADATA_PREFIX = "pipelines.kubeflow.org/"
+
+
+def kfp_pod_metadata(current: dict, new: dict) -> dict:
+    """kfp 1.8.22's order for pod labels / annotations: the user's keys in call order,
+    then kfp's own `pipelines.kubeflow.org/*` keys (added at template time). An existing
+    key keeps its place; a new one goes before the first kfp key (at the end if none)."""
+    items = list(current.items())
+    for key, value in new.items():
+        at = next((i for i, (k, _) in enumerate(items) if k == key), None)
+        if at is not None:
+            items[at] = (key, value)
+            continue
+        at = next((i for i, (k, _) in enumerate(items) if k.startswith(KFP_METADATA_PREFIX)),
+                  len(items))
+        items.insert(at, (key, value))
+    return dict(items)
 
 
 # --------------------------------------------------------------------------- diffing
@@ -703,7 +722,7 @@ def diff_paths(a, b, path="", out=None):
 
 
 def ordered(obj):
-    """Same data with dict key order made significant (for maps kfsched appends to)."""
+    """Same data with dict key order made significant (for maps kfsched inserts into)."""
     if isinstance(obj, dict):
         return [(k, ordered(v)) for k, v in obj.items()]
     if isinstance(obj, list):
@@ -780,10 +799,11 @@ def check_case(sdk: str, case: Path):
         for t in argo_spec(exp_docs[0])["templates"]:
             m = mt[t["name"]]
             for get in (lambda x: x.get("nodeSelector"),
+                        lambda x: list(x.get("metadata") or {}),
                         lambda x: (x.get("metadata") or {}).get("labels"),
                         lambda x: (x.get("metadata") or {}).get("annotations")):
                 if ordered(get(m)) != ordered(get(t)):
-                    raise CheckError(f"{t['name']}: key order differs from append order")
+                    raise CheckError(f"{t['name']}: key order differs from the model's")
         dpaths = diff_paths(plain_docs[0], exp_docs[0])
         sched = re.compile(r"^\.spec(\.workflowSpec)?\.templates\[(\d+)\]\."
                            r"(nodeSelector|tolerations|affinity|metadata\.labels|"

@@ -1,12 +1,16 @@
 """Helpers shared by the KFP v1 fixture pipelines (kfp 1.8.22).
 
 Short constructors for the kubernetes-client objects that `op.add_toleration` /
-`op.add_affinity` take, and `pod_metadata_last`, the one place where a source has to be
-written in a particular way for the SDK output to match SPEC semantics (see its docstring).
+`op.add_affinity` take.
+
+Pod labels and annotations are added with plain `op.add_pod_label` / `op.add_pod_annotation`
+calls, so expected.yaml holds them where kfp 1.8.22 puts them: the user's keys in call
+order, BEFORE kfp's own `pipelines.kubeflow.org/*` keys (added later, at template time),
+and `annotations` before `labels` in `metadata` once a template has any annotation
+before template time (see testdata/golden/README.md).
 """
 from typing import Dict, List, Optional
 
-from kfp import dsl
 from kubernetes.client import (V1Affinity, V1LabelSelector, V1LabelSelectorRequirement,
                                V1NodeAffinity, V1NodeSelector, V1NodeSelectorRequirement,
                                V1NodeSelectorTerm, V1PodAffinity, V1PodAffinityTerm,
@@ -69,56 +73,3 @@ def pod_anti_affinity(required=None, preferred=None) -> V1PodAntiAffinity:
         preferred_during_scheduling_ignored_during_execution=(
             [V1WeightedPodAffinityTerm(weight=w, pod_affinity_term=t) for w, t in preferred]
             if preferred else None))
-
-
-_PLACEHOLDER = "__kfsched_placeholder__"
-
-
-def pod_metadata_last(select):
-    """Registers an op transformer that adds pod labels/annotations AFTER kfp's own keys.
-
-    `select(op)` returns `(labels, annotations)` (dicts, possibly empty) for each op; the
-    transformer adds them in that order.
-
-    Why: kfp 1.8.22 adds its own template metadata late. `kfp_sdk_version` and
-    `pipeline-sdk-type` come from an op transformer that runs before the user's, but
-    `enable_caching` and the annotations `task_display_name`, `component_spec`,
-    `component_ref`, `arguments.parameters`, `max_cache_staleness` are added in
-    `_op_to_template`, after every user call. A plain `op.add_pod_label(...)` therefore lands
-    BEFORE kfp's keys, while SPEC §2 says kfsched appends new keys after a mapping's last
-    entry. Pre-seeding kfp's keys (same order; values overwritten by the compiler, and the
-    builder checks that no placeholder survives) makes the SDK write the user's keys last,
-    i.e. exactly where kfsched puts them. The scheduling content is unchanged.
-
-    Annotations are only allowed on ops that have a display name: without one, kfp writes
-    `metadata: {labels, annotations}` in that order, but an annotation set before
-    `_op_to_template` makes it `{annotations, labels}`, a reordering kfsched never does.
-    """
-
-    def transformer(op):
-        adds_labels, adds_annotations = select(op)
-        if adds_annotations:
-            if not op.display_name:
-                raise ValueError(f"{op.name}: pod annotations need a display name (see docstring)")
-            pre = {"pipelines.kubeflow.org/task_display_name": op.display_name}
-            if isinstance(op, dsl.ContainerOp) and op._metadata and not op.is_v2:
-                pre["pipelines.kubeflow.org/component_spec"] = _PLACEHOLDER
-            if hasattr(op, "_component_ref"):
-                pre["pipelines.kubeflow.org/component_ref"] = _PLACEHOLDER
-            if getattr(op, "_parameter_arguments", None):
-                pre["pipelines.kubeflow.org/arguments.parameters"] = _PLACEHOLDER
-            if (isinstance(op, dsl.ContainerOp) and op.execution_options and
-                    op.execution_options.caching_strategy.max_cache_staleness):
-                pre["pipelines.kubeflow.org/max_cache_staleness"] = _PLACEHOLDER
-            for k, v in pre.items():
-                op.add_pod_annotation(k, v)
-            for k, v in adds_annotations.items():
-                op.add_pod_annotation(k, v)
-        if adds_labels:
-            op.add_pod_label("pipelines.kubeflow.org/enable_caching",
-                             str(op.enable_caching).lower())
-            for k, v in adds_labels.items():
-                op.add_pod_label(k, v)
-        return op
-
-    dsl.get_pipeline_conf().add_op_transformer(transformer)

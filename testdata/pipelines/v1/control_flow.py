@@ -50,6 +50,8 @@ def pipeline(scheduled: bool):
             return
         # rule nested-loop-fit (path for-loop-2/for-loop-4/fit; also selected by image below)
         f.add_toleration(tol("spot", "Exists", effect="NoExecute", seconds=3600))
+        f.add_pod_label("example.com/loop", "folds")
+        f.add_pod_annotation("example.com/owner", "cv-team")
         f.add_affinity(affinity(node=node_affinity(required=[term(
             req("topology.kubernetes.io/zone", "NotIn", ["us-east1-e"]),
             req("kubernetes.io/arch", "In", ["amd64"]))])))
@@ -73,7 +75,8 @@ def pipeline(scheduled: bool):
 
 POLICY = """\
 # control_flow (kfp v1). Mirrors the calls in testdata/pipelines/v1/control_flow.py
-# (op.add_toleration, op.add_affinity, op.add_node_selector_constraint).
+# (op.add_toleration, op.add_affinity, op.add_node_selector_constraint,
+# op.add_pod_label, op.add_pod_annotation).
 # Paths from the entrypoint (DAG task names): see notes.md.
 apiVersion: kfsched.dev/v1alpha1
 kind: SchedulingPolicy
@@ -86,6 +89,8 @@ spec:
       names: ["for-loop-*/for-loop-*/fit"]
     tolerations:
     - {key: spot, operator: Exists, effect: NoExecute, tolerationSeconds: 3600}
+    podLabels: {example.com/loop: folds}
+    podAnnotations: {example.com/owner: cv-team}
   - name: trainer-image
     match:
       images: ["registry.example.com/team/*"]
@@ -128,7 +133,14 @@ DAG `condition-8` → `print-msg-4`. Paths are DAG task names from the entrypoin
 All four print templates share the component name `Print msg`.
 
 - `nested-loop-fit` (`for-loop-*/for-loop-*/fit`): `spot` Exists NoExecute
-  `tolerationSeconds: 3600` (an integer in v1).
+  `tolerationSeconds: 3600` (an integer in v1); pod label `example.com/loop` and pod
+  annotation `example.com/owner`, each at the START of its map, before kfp's
+  `pipelines.kubeflow.org/*` keys. fit has no display name, so in plain.yaml its
+  `metadata` is `labels` then `annotations` (kfp adds the component_spec annotations
+  after the labels); with a user annotation kfp writes `annotations` FIRST, so in
+  expected.yaml the whole `annotations` entry (the flow map with the wrapped
+  component_spec JSON, re-wrapped because the new key comes first) moves before
+  `labels`.
 - `trainer-image` (`registry.example.com/team/*`): the same fit gets one required term
   ANDing `zone NotIn [us-east1-e]` and `arch In [amd64]`.
 - `first-condition-only` (`condition-5/*`): print-msg only; `*` does not cross `/`, so

@@ -4,7 +4,7 @@ component name; a rule without `match` still selects it."""
 from kfp import dsl
 from kfp.components import create_component_from_func
 
-from _common import PY_IMAGE, affinity, node_affinity, pod_metadata_last, req, term, tol
+from _common import PY_IMAGE, affinity, node_affinity, req, term, tol
 
 
 def download(url: str) -> str:
@@ -42,9 +42,12 @@ def pipeline(scheduled: bool):
         exit_task.add_node_selector_constraint("kubernetes.io/os", "linux")
         exit_task.add_affinity(affinity(node=node_affinity(preferred=[
             (80, term(req("node-role.example.com/system", "Exists")))])))
-        # rule exit-by-display-name
-        pod_metadata_last(lambda op: ({}, {"example.com/critical": "exit"})
-                          if op.name == "cleanup" else ({}, {}))
+        # rule exit-by-display-name: the exit op's annotation and label
+        exit_task.add_pod_label("example.com/role", "exit-handler")
+        exit_task.add_pod_annotation("example.com/critical", "exit")
+        # rule team-label (no match): every op, the exit op too
+        for op in (exit_task, d, c):
+            op.add_pod_label("team", "data-eng")
         # rule handler-subtree (exit-handler-1/*)
         for op in (d, c):
             op.add_node_selector_constraint("pool", "batch")
@@ -55,8 +58,9 @@ def pipeline(scheduled: bool):
 POLICY = """\
 # exit_handler (kfp v1). Mirrors the calls in testdata/pipelines/v1/exit_handler.py:
 # op.add_toleration on every op including the exit op; add_node_selector_constraint and
-# add_affinity on the exit op; add_pod_annotation on it (pod_metadata_last); and
-# add_node_selector_constraint on the two ops inside the handler.
+# add_affinity on the exit op; add_pod_label + add_pod_annotation on it;
+# add_pod_label on every op; and add_node_selector_constraint on the two ops inside the
+# handler.
 apiVersion: kfsched.dev/v1alpha1
 kind: SchedulingPolicy
 metadata:
@@ -80,7 +84,10 @@ spec:
   - name: exit-by-display-name
     match:
       names: ["Cleanup and notify"]
+    podLabels: {example.com/role: exit-handler}
     podAnnotations: {example.com/critical: exit}
+  - name: team-label
+    podLabels: {team: data-eng}
   - name: handler-subtree
     match:
       names: ["exit-handler-1/*"]
@@ -102,7 +109,14 @@ which no DAG task calls (display name `Cleanup and notify`, component `Cleanup`)
   included: `node.kubernetes.io/unreachable` Exists NoExecute `tolerationSeconds: 30`.
 - `exit-template-by-name` (`cleanup`): nodeSelector `kubernetes.io/os: linux` and a
   preferred term (weight 80, `Exists`, so a flow-style `{key: …, operator: Exists}`).
-- `exit-by-display-name`: annotation appended to cleanup's annotations.
+- `exit-by-display-name`: on cleanup, label `example.com/role` and annotation
+  `example.com/critical`, both at the START of their maps, before kfp's
+  `pipelines.kubeflow.org/*` keys. The annotation goes into the flow-style
+  `annotations: {…}` that holds the wrapped component_spec JSON, so the whole map is
+  re-wrapped at 80 columns. cleanup has a display name, so `annotations` already comes
+  before `labels` in its `metadata`.
+- `team-label` (no `match`): label `team` on all three, cleanup included; on cleanup it
+  goes after `example.com/role` (an earlier rule), still before kfp's labels.
 - `handler-subtree` (`exit-handler-1/*`): download and compute.
 - `exit-has-no-path` matches nothing: a template reached only through `onExit` has no
   path name (SPEC §2).

@@ -7,7 +7,7 @@ from kfp import dsl
 from kfp.components import create_component_from_func
 
 from _common import (PY_IMAGE, affinity, node_affinity, pod_affinity, pod_anti_affinity,
-                     pod_metadata_last, pod_term, req, term, tol)
+                     pod_term, req, term, tol)
 
 ZONE_B = req("topology.kubernetes.io/zone", "In", ["us-east1-b"])
 AMD64, ARM64 = req("kubernetes.io/arch", "In", ["amd64"]), req("kubernetes.io/arch", "In", ["arm64"])
@@ -96,9 +96,11 @@ def pipeline(scheduled: bool):
             r.add_affinity(affinity(node_affinity([term(
                 req("nvidia.com/gpu.product", "In", ["NVIDIA-H100-80GB-HBM3"]))])))
 
-        # label-override: a plain op.add_pod_label lands BEFORE kfp's labels; the policy
-        # changes its value in place
+        # label-override: a user label (before kfp's labels in both builds); the policy
+        # changes its value in place and adds a second one after it
         o["label-override"].add_pod_label("team", "nlp" if s else "vision")
+        if s:
+            o["label-override"].add_pod_label("cost-center", "cc-42")
 
         # not-selected: has config, no rule selects it
         o["not-selected"].add_toleration(tol("dedicated", "Equal", "ml", "NoSchedule"))
@@ -106,8 +108,7 @@ def pipeline(scheduled: bool):
 
         if s:
             # replace-all also adds a pod label (labels always merge)
-            pod_metadata_last(lambda op: ({"tier": "gold"}, {}) if op.name == "step-7"
-                              else ({}, {}))
+            r.add_pod_label("tier", "gold")
 
     return preexisting_config
 
@@ -195,7 +196,7 @@ spec:
     podLabels: {tier: gold}
   - name: label-override
     match: {names: ["Variant label-override"]}
-    podLabels: {team: nlp}
+    podLabels: {team: nlp, cost-center: cc-42}
 """
 
 NOTES = """\
@@ -222,10 +223,12 @@ builds). One `step` template per situation (`step` … `step-9`), display name
 - pod-affinity-append (step-6): podAffinity [cache] + policy [cache, db] → [cache, db];
   podAntiAffinity is new and goes after podAffinity.
 - replace-all (step-7, `strategy: replace`): tolerations, nodeSelector and the whole
-  `affinity` (its podAntiAffinity too) are replaced; the pod label `tier` is appended
-  (labels always merge).
-- label-override (step-8): a user label written by plain `op.add_pod_label` (so before
-  kfp's labels): its value `vision` → `nlp` in place.
+  `affinity` (its podAntiAffinity too) are replaced; the pod label `tier` is added
+  (labels always merge) as the first label, before kfp's `pipelines.kubeflow.org/*`
+  labels.
+- label-override (step-8): plain.yaml already has a user label `team: vision` before kfp's
+  labels: its value becomes `nlp` in place, and `cost-center` goes right after it, still
+  before kfp's labels (kfp keeps the user's keys in call order, its own after them).
 - not-selected (step-9): unchanged.
 
 Source note: `op.add_affinity` replaces the whole affinity, so the scheduled source passes

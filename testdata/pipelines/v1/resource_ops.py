@@ -4,7 +4,7 @@ component_spec, so only names select them."""
 from kfp import dsl
 from kfp.components import load_component_from_text
 
-from _common import affinity, node_affinity, pod_metadata_last, req, term, tol
+from _common import affinity, node_affinity, req, term, tol
 
 ECHO_TEXT = """\
 name: Echo text
@@ -56,10 +56,13 @@ def pipeline(scheduled: bool):
         fetch.add_toleration(tol("dedicated", "Equal", "io", "NoSchedule"))
         fetch.add_affinity(affinity(node=node_affinity(required=[
             term(req("example.com/network", "In", ["10g", "25g"]))])))
-        # rule text-component (component_spec name "Echo text") and every-pod labels
-        pod_metadata_last(lambda op: (
-            {"app.kubernetes.io/managed-by": "kfsched"},
-            {"example.com/announce": "slack"} if op.name == "echo-text" else {}))
+        # rule busybox also annotates the raw ContainerOp (no display name)
+        fetch.add_pod_annotation("example.com/network-heavy", "true")
+        # rule text-component (component_spec name "Echo text")
+        say.add_pod_annotation("example.com/announce", "slack")
+        # rule every-pod
+        for op in (vop, fetch, job, say):
+            op.add_pod_label("app.kubernetes.io/managed-by", "kfsched")
 
     return resource_ops
 
@@ -67,8 +70,8 @@ def pipeline(scheduled: bool):
 POLICY = """\
 # resource_ops (kfp v1). Mirrors the calls in testdata/pipelines/v1/resource_ops.py:
 # op.add_toleration + add_node_selector_constraint on the VolumeOp and the ResourceOp,
-# add_toleration + add_affinity on the raw ContainerOp, add_pod_annotation on the text
-# component and add_pod_label on every op (pod_metadata_last).
+# add_toleration + add_affinity + add_pod_annotation on the raw ContainerOp,
+# add_pod_annotation on the text component and add_pod_label on every op.
 apiVersion: kfsched.dev/v1alpha1
 kind: SchedulingPolicy
 metadata:
@@ -92,6 +95,7 @@ spec:
           nodeSelectorTerms:
           - matchExpressions:
             - {key: example.com/network, operator: In, values: [10g, 25g]}
+    podAnnotations: {example.com/network-heavy: "true"}
   - name: text-component
     match:
       names: ["Echo text"]
@@ -116,9 +120,18 @@ a PVC), `submit-job` (a `resource:` template from `dsl.ResourceOp`, a batch/v1 J
 - `resource-templates` (by name): both resource templates get a control-plane toleration
   and `kubernetes.io/os: linux`; on a resource template the fields go after `outputs`,
   exactly as on containers.
-- `busybox` (image): fetch-data, toleration + one required term.
-- `text-component` (component name): echo-text's annotation.
-- `every-pod` (no `match`): all four, resource templates included, get the pod label.
+- `busybox` (image): fetch-data, toleration + one required term, and an annotation.
+  fetch-data is a raw ContainerOp without display name: in plain.yaml its `metadata` has
+  only `labels` (no kfp annotation at all); kfp writes a template's `annotations` BEFORE
+  its `labels` when the op has an annotation before template time, so expected.yaml gets
+  a new `annotations` entry as the FIRST key of `metadata`, before `labels`. It is a
+  block map: kfp's dumper forces `"true"` into double quotes, and PyYAML writes a map
+  with a forced-style scalar in block style.
+- `text-component` (component name): echo-text's annotation, first in its annotations
+  map (before kfp's `task_display_name`, `component_spec`, `component_ref`).
+- `every-pod` (no `match`): all four, resource templates included, get the pod label, as
+  the first key of `labels`, before kfp's `kfp_sdk_version` / `pipeline-sdk-type` /
+  `enable_caching`.
 - `job-image-is-not-main` matches nothing: the trainer image only appears inside the
   Job manifest string, which is not a main container image of the workflow.
 """

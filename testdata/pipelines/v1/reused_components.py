@@ -5,7 +5,7 @@ variants (WorkflowTemplate, ClusterWorkflowTemplate, CronWorkflow)."""
 from kfp import dsl
 from kfp.components import create_component_from_func
 
-from _common import PY_IMAGE, affinity, node_affinity, pod_metadata_last, req, term, tol
+from _common import PY_IMAGE, affinity, node_affinity, req, term, tol
 
 
 def train_model(shard: int, learning_rate: float) -> float:
@@ -55,15 +55,15 @@ def pipeline(scheduled: bool):
             p.add_affinity(affinity(node=node_affinity(required=[
                 term(req("topology.kubernetes.io/zone", "In", ["us-east1-b", "us-east1-c"]))])))
 
-        # rules prod-annotation (display name) and part-of-label (every template)
-        def metadata(op):
-            labels = {"app.kubernetes.io/part-of": "reused-components"}
-            annotations = {}
-            if op.name == "publish-model-2":
-                annotations["example.com/change-ticket"] = "CHG-1234"
-            return labels, annotations
-
-        pod_metadata_last(metadata)
+        # rule prod-annotation (display name): two annotations, in the policy's order
+        pubs[1].add_pod_annotation("example.com/change-ticket", "CHG-1234")
+        pubs[1].add_pod_annotation("example.com/approved-by", "release-board")
+        # rule part-of-label (every template), then rule gpu-class-label (the GPU shards):
+        # each op's calls in rule order
+        for op in shards + pubs + [summary]:
+            op.add_pod_label("app.kubernetes.io/part-of", "reused-components")
+        for t in (shards[0], shards[2]):
+            t.add_pod_label("example.com/accelerator-class", "gpu")
         # rules no-such-task / only-v2 / other-pipeline: match nothing
 
     return reused_components
@@ -74,7 +74,7 @@ POLICY = """\
 # testdata/pipelines/v1/reused_components.py: op.add_toleration(V1Toleration) and
 # op.add_node_selector_constraint on the GPU and spot shards, op.add_affinity(V1Affinity)
 # on the three publishers, op.add_pod_annotation on publish-model-2 and
-# op.add_pod_label on every template (through pod_metadata_last, see v1/_common.py).
+# op.add_pod_label on every template and on the GPU shards.
 apiVersion: kfsched.dev/v1alpha1
 kind: SchedulingPolicy
 metadata:
@@ -107,12 +107,18 @@ spec:
   - name: prod-annotation
     match:
       names: ["Publish to prod"]
-    podAnnotations: {example.com/change-ticket: CHG-1234}
+    podAnnotations: {example.com/change-ticket: CHG-1234, example.com/approved-by: release-board}
   - name: part-of-label
     match:
       pipelines: ["reused-*"]
       kinds: ["Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"]
     podLabels: {app.kubernetes.io/part-of: reused-components}
+  - name: gpu-class-label
+    match:
+      names: ["Train shard [1-3]"]
+    exclude:
+      names: ["train-model-2"]
+    podLabels: {example.com/accelerator-class: gpu}
   - name: no-such-task
     match:
       names: ["train-model-7", "Train shard 5"]
@@ -144,16 +150,23 @@ four), `publish-model` … `publish-model-3` (component `Publish model`, display
   PyYAML write that toleration in block style), `lifecycle: spot`.
 - `publishers-by-component-name`: the component_spec name `Publish model` selects all
   three publishers: one required zone term.
-- `prod-annotation`: publish-model-2 (display name `Publish to prod`): annotation appended
-  to the template's flow-style `annotations: {…}` after kfp's own entries.
+- `prod-annotation`: publish-model-2 (display name `Publish to prod`): two annotations, in
+  the policy's order (not sorted: `change-ticket` before `approved-by`), at the START of
+  the template's flow-style `annotations: {…}`, before kfp's own
+  `pipelines.kubeflow.org/*` entries (kfp adds those at template time, after every user
+  call). The flow map holds the long component_spec JSON, so PyYAML's 80-column wrapping
+  of the whole map moves: every continuation line of that map changes.
 - `part-of-label` (`pipelines` AND `kinds` over all four Argo kinds): every template gets
-  pod label `app.kubernetes.io/part-of`, appended after kfp's labels.
+  pod label `app.kubernetes.io/part-of`, before kfp's labels (`kfp_sdk_version`,
+  `pipeline-sdk-type`, `enable_caching`).
+- `gpu-class-label`: train-model and train-model-3 also get
+  `example.com/accelerator-class`, after `part-of` (an earlier rule) and still before
+  kfp's labels.
 - `no-such-task`, `only-v2` (`kinds: [PipelineSpec]`), `other-pipeline` match nothing.
 
 New template fields sit in kfp's template key order: after `outputs`, before `metadata`
-(`nodeSelector`, `tolerations`, `affinity`). Source note: labels/annotations are added
-through `pod_metadata_last` (v1/_common.py) so that kfp writes them after its own keys,
-where kfsched appends them; a plain `op.add_pod_label` would put them first.
+(`nodeSelector`, `tolerations`, `affinity`). Pod labels and annotations are plain
+`op.add_pod_label` / `op.add_pod_annotation` calls, made in rule order.
 """
 
 VARIANTS = ("crlf", "bom", "workflowtemplate", "clusterworkflowtemplate", "cronworkflow")
