@@ -436,6 +436,11 @@ impl<'t, 'a> Editor<'t, 'a> {
             // edit (several inserts into it would overlap).
             return self.replace_node(node, desired);
         }
+        if self.flavor == Flavor::KfpV1 && self.laid_out_otherwise(node, desired) {
+            // A kfp 1.8 file: the collection is written as the SDK writes its
+            // final content, whatever its layout was before.
+            return self.replace_node(node, desired);
+        }
         match (n.kind, desired) {
             (Kind::Map, Value::Map(d)) => {
                 if n.style == Style::Flow && (self.is_sdk() || d.is_empty()) {
@@ -555,6 +560,37 @@ impl<'t, 'a> Editor<'t, 'a> {
                 Ok(())
             }
         }
+    }
+
+    /// Whether the SDK would lay out `desired` unlike the block collection
+    /// `node` is: in flow style (its content became plain scalars, a forced
+    /// `"true"` replaced), or a mapping with its existing keys in another
+    /// order (kfp 1.8 writes `annotations` before `labels` once a template
+    /// has an annotation of its own).
+    fn laid_out_otherwise(&self, node: NodeId, desired: &Value) -> bool {
+        let tree = self.tree;
+        let n = tree.node(node);
+        if n.style != Style::Block || !matches!(n.kind, Kind::Map | Kind::Seq) {
+            return false;
+        }
+        if desired != &self.current_value(node) && Emitter::writes_flow(PyProfile::KfpV1, desired) {
+            return true;
+        }
+        let (Kind::Map, Value::Map(d)) = (n.kind, desired) else {
+            return false;
+        };
+        let existing: Vec<&str> = tree.entries(node).map(|(k, _)| tree.scalar(k)).collect();
+        let kept: Vec<&str> = d
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .filter(|k| existing.contains(k))
+            .collect();
+        let stays: Vec<&str> = existing
+            .iter()
+            .copied()
+            .filter(|k| kept.contains(k))
+            .collect();
+        kept != stays
     }
 
     /// Replaces a node's text with a rendering of `value`. Several edits of

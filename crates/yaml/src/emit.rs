@@ -79,6 +79,12 @@ impl Emitter {
         }
     }
 
+    /// Whether the SDK's representer writes this collection in flow style
+    /// (`{a: b}`, `[a, b]`): kfp 1.8 does for a collection of plain scalars.
+    pub fn writes_flow(profile: PyProfile, value: &Value) -> bool {
+        matches!(value, Value::Map(_) | Value::Seq(_)) && Emitter::new(profile).flow_style(value)
+    }
+
     /// Renders `key: value` as a new entry of a block mapping whose keys sit
     /// at column `indent`, starting at the beginning of a line. The result
     /// ends with a line break.

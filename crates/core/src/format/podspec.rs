@@ -7,7 +7,7 @@ use super::{Change, field};
 use crate::scheduling::{Changed, Sched, Term, opaque, pref_from_k8s, term_from_raw};
 use kfsched_yaml::edit::{Edit, Placement};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
-use kfsched_yaml::value::Value;
+use kfsched_yaml::value::{Value, node_value};
 
 const REQUIRED: &str = "requiredDuringSchedulingIgnoredDuringExecution";
 const PREFERRED: &str = "preferredDuringSchedulingIgnoredDuringExecution";
@@ -66,9 +66,9 @@ pub(crate) fn pod_field_edits(
 }
 
 /// Edits for pod labels and annotations in a template's (or pod template's)
-/// `metadata`. New keys go after the existing ones; a map kfsched creates
-/// has its keys sorted, except in kfp 1.8 files, where the SDK keeps the
-/// order the calls were made in (the policy's order).
+/// `metadata`. New keys go after the existing ones and a map kfsched creates
+/// has its keys sorted; a kfp 1.8 file (`v1`) gets them where kfp 1.8 puts
+/// them (see [`kfp_v1_metadata`]).
 pub(crate) fn metadata_edits(
     tree: &Tree,
     holder: NodeId,
@@ -77,6 +77,9 @@ pub(crate) fn metadata_edits(
     placement: &Placement,
 ) -> Vec<Edit> {
     let c = ch.changed;
+    if v1 && (c.labels || c.annotations) {
+        return kfp_v1_metadata(tree, holder, ch, placement);
+    }
     let mut parts: Vec<(&str, Vec<(String, Value)>)> = Vec::new();
     for (on, key, after, before) in [
         (
@@ -91,7 +94,7 @@ pub(crate) fn metadata_edits(
             continue;
         }
         let mut m = after.clone();
-        if before.is_empty() && !v1 {
+        if before.is_empty() {
             m.sort_by(|a, b| a.0.cmp(&b.0));
         }
         parts.push((key, m));
@@ -138,6 +141,75 @@ pub(crate) fn metadata_edits(
         }
     }
     edits
+}
+
+/// KFP's own template metadata keys.
+const KFP_KEY_PREFIX: &str = "pipelines.kubeflow.org/";
+
+/// Pod labels and annotations as kfp 1.8 writes them: `op.add_pod_label` /
+/// `op.add_pod_annotation` fill the op's maps when the pipeline is defined,
+/// and the compiler adds its own `pipelines.kubeflow.org/*` keys after them
+/// when it writes the template; so a new key goes before the first of
+/// KFP's keys. `metadata` holds `annotations` before `labels` once the
+/// template has an annotation of its own (a user's, or the task display
+/// name), else `labels` first.
+fn kfp_v1_metadata(tree: &Tree, holder: NodeId, ch: &Change, placement: &Placement) -> Vec<Edit> {
+    let labels = kfp_v1_order(&ch.before.labels, &ch.after.labels);
+    let annotations = kfp_v1_order(&ch.before.annotations, &ch.after.annotations);
+    let md_node = field(tree, holder, "metadata").filter(|&m| tree.kind(m) == Kind::Map);
+    let mut md = md_node.map_or(Value::Map(vec![]), |m| node_value(tree, m));
+    if !labels.is_empty() {
+        md.set("labels", Value::Map(labels));
+    }
+    if !annotations.is_empty() {
+        md.set("annotations", Value::Map(annotations.clone()));
+    }
+    let own_annotation = annotations.iter().any(|(k, _)| {
+        !k.starts_with(KFP_KEY_PREFIX) || k == "pipelines.kubeflow.org/task_display_name"
+    });
+    if let Value::Map(entries) = &mut md {
+        let pos = |k: &str| entries.iter().position(|(e, _)| e == k);
+        if let (Some(a), Some(l)) = (pos("annotations"), pos("labels")) {
+            if (a < l) != own_annotation {
+                entries.swap(a, l);
+            }
+        }
+    }
+    match (md_node, tree.get_value(holder, "metadata")) {
+        (Some(node), _) | (None, Some(node)) => vec![Edit::Reconcile {
+            node,
+            desired: md,
+            placement: Placement::AsDesired,
+        }],
+        (None, None) => vec![Edit::Insert {
+            map: holder,
+            key: "metadata".into(),
+            value: md,
+            placement: placement.clone(),
+        }],
+    }
+}
+
+/// `after`'s entries in kfp 1.8's order: those `before` had where they were,
+/// new ones before the first of KFP's own keys (at the end when there is
+/// none), in the order the rules added them.
+fn kfp_v1_order(before: &[(String, Value)], after: &[(String, Value)]) -> Vec<(String, Value)> {
+    let value = |k: &str| after.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
+    let mut out: Vec<(String, Value)> = before
+        .iter()
+        .filter_map(|(k, _)| value(k).map(|v| (k.clone(), v)))
+        .collect();
+    let at = out
+        .iter()
+        .position(|(k, _)| k.starts_with(KFP_KEY_PREFIX))
+        .unwrap_or(out.len());
+    let new: Vec<(String, Value)> = after
+        .iter()
+        .filter(|(k, _)| !before.iter().any(|(b, _)| b == k))
+        .cloned()
+        .collect();
+    out.splice(at..at, new);
+    out
 }
 
 /// Reads a core/v1 Affinity value into a [`Sched`].
