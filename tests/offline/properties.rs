@@ -310,3 +310,181 @@ fn a_syntax_error_inside_a_skimmed_document_is_still_reported() {
     assert!(err[0].to_string().starts_with("plain.yaml:"), "{}", err[0]);
     assert!(err[0].message.starts_with("invalid YAML: "), "{}", err[0]);
 }
+
+/// A small deterministic generator (xorshift), so a failing case can be
+/// replayed from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[(self.next() % v.len() as u64) as usize]
+    }
+    fn chance(&mut self, n: u64) -> bool {
+        self.next() % n == 0
+    }
+}
+
+/// A random rule over `templates`: values kfp 1.8 forces into quotes
+/// (`"true"`, `yes`) mixed with plain ones, merge or replace.
+fn random_rule(rng: &mut Rng, name: &str, templates: &[String]) -> String {
+    const VALUES: &[&str] = &["\"true\"", "\"yes\"", "gpu", "\"on\"", "a100", "\"no\""];
+    const KEYS: &[&str] = &["accelerator", "example.com/pool", "tier"];
+    let mut r = format!(
+        "  - name: {name}\n    match: {{names: [{:?}]}}\n",
+        rng.pick(templates)
+    );
+    if rng.chance(3) {
+        r.push_str("    strategy: replace\n");
+    }
+    let mut any = false;
+    if rng.chance(2) {
+        r.push_str(&format!(
+            "    nodeSelector: {{{}: {}}}\n",
+            rng.pick(KEYS),
+            rng.pick(VALUES)
+        ));
+        any = true;
+    }
+    if rng.chance(2) {
+        r.push_str(&format!(
+            "    tolerations:\n    - {{key: {}, operator: Equal, value: {}, effect: NoSchedule}}\n",
+            rng.pick(KEYS),
+            rng.pick(VALUES)
+        ));
+        any = true;
+    }
+    if rng.chance(3) {
+        r.push_str(&format!(
+            "    affinity:\n      nodeAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n          nodeSelectorTerms:\n          - matchExpressions: [{{key: {}, operator: In, values: [{}]}}]\n",
+            rng.pick(KEYS),
+            rng.pick(VALUES)
+        ));
+        any = true;
+    }
+    if rng.chance(2) || !any {
+        r.push_str(&format!(
+            "    podLabels: {{{}: {}}}\n",
+            rng.pick(KEYS),
+            rng.pick(VALUES)
+        ));
+    }
+    if rng.chance(3) {
+        r.push_str(&format!(
+            "    podAnnotations: {{example.com/{}: {}}}\n",
+            rng.pick(&["note", "owner"]),
+            rng.pick(VALUES)
+        ));
+    }
+    r
+}
+
+fn policy_of(rules: &[String]) -> Policy {
+    let text = format!(
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {{name: p}}\nspec:\n  rules:\n{}",
+        rules.concat()
+    );
+    Policy::from_bytes("policy.yaml", text.as_bytes()).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn rewritten(text: &str, policy: &Policy) -> String {
+    process("w.yaml", text.as_bytes(), policy)
+        .unwrap_or_else(|d| panic!("{d:?}"))
+        .output
+        .unwrap_or_else(|| text.to_string())
+}
+
+/// SPEC §2: a kfp 1.8 file gets what kfp 1.8 writes. Whatever the edit
+/// history, every scheduling field of a template kfsched changed reads
+/// exactly as the SDK's emitter writes its final content, and two policies
+/// applied in two runs give the bytes of the same rules in one run.
+#[test]
+fn kfp_v1_layout_does_not_depend_on_edit_history() {
+    use kfsched_yaml::emit::{Emitter, PyProfile};
+    let fixtures: Vec<PathBuf> = golden_dirs()
+        .into_iter()
+        .filter(|d| {
+            let r = rel(d);
+            (r.contains("golden/v1/") || r.contains("corpus-v1"))
+                && !r.contains("_bom")
+                && !r.contains("large_300")
+        })
+        .collect();
+    let mut rng = Rng(0x5eed_cafe_f00d_1234);
+    let mut checked_fields = 0;
+    for round in 0..120 {
+        let dir = rng.pick(&fixtures).clone();
+        let plain = std::fs::read_to_string(dir.join("plain.yaml")).expect("read");
+        let tree = Tree::parse(&plain).expect("parse");
+        let templates: Vec<String> = detect(&tree)
+            .expect("detect")
+            .iter()
+            .flat_map(|d| d.components().iter().map(|c| c.names[0].clone()))
+            .collect();
+        let p1: Vec<String> = (0..1 + rng.next() % 3)
+            .map(|i| random_rule(&mut rng, &format!("a{i}"), &templates))
+            .collect();
+        let p2: Vec<String> = (0..1 + rng.next() % 3)
+            .map(|i| random_rule(&mut rng, &format!("b{i}"), &templates))
+            .collect();
+        let both: Vec<String> = p1.iter().chain(&p2).cloned().collect();
+        let twice = rewritten(&rewritten(&plain, &policy_of(&p1)), &policy_of(&p2));
+        let once = rewritten(&plain, &policy_of(&both));
+        let case = format!(
+            "round {round}, {}:\n{}{}",
+            rel(&dir),
+            p1.concat(),
+            p2.concat()
+        );
+        assert!(
+            twice == once,
+            "{case}\ntwo runs differ from one:\n{}",
+            crate::support::show_diff(&once, &twice)
+        );
+        // Every scheduling field of a changed template, as the SDK writes it.
+        let out = Tree::parse(&twice).expect("output parses");
+        let before = detect(&tree).expect("detect");
+        let after = detect(&out).expect("detect");
+        for (db, da) in before.iter().zip(&after) {
+            for (cb, ca) in db.components().iter().zip(da.components()) {
+                let (Place::Argo { template: tb, .. }, Place::Argo { template: ta, .. }) =
+                    (&cb.place, &ca.place)
+                else {
+                    continue;
+                };
+                if node_value(&tree, *tb) == node_value(&out, *ta) {
+                    continue;
+                }
+                for key in ["nodeSelector", "tolerations", "affinity", "metadata"] {
+                    let Ok(Some((k, v))) = out.get(*ta, key) else {
+                        continue;
+                    };
+                    let (kn, vn) = (out.node(k), out.node(v));
+                    let line = twice[..kn.start as usize].rfind('\n').map_or(0, |i| i + 1);
+                    let end = twice[vn.end as usize..]
+                        .find('\n')
+                        .map_or(twice.len(), |i| vn.end as usize + i + 1);
+                    let want = Emitter::block_entry(
+                        PyProfile::KfpV1,
+                        key,
+                        &node_value(&out, v),
+                        kn.start as usize - line,
+                    );
+                    let want = if twice.contains("\r\n") {
+                        want.replace('\n', "\r\n")
+                    } else {
+                        want
+                    };
+                    assert_eq!(&twice[line..end], want, "{case}\nfield {key}");
+                    checked_fields += 1;
+                }
+            }
+        }
+    }
+    assert!(checked_fields >= 200, "{checked_fields} fields checked");
+}
