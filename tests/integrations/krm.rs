@@ -538,8 +538,9 @@ functionConfig:
 }
 
 #[test]
-fn fn_refuses_merge_keys_in_the_items_it_reads() {
-    // As in files: a template merged from another would be misread.
+fn fn_reads_merge_keys_in_the_items_as_files_do() {
+    // As in files: `train` takes a toleration from a merge key, and the
+    // rule's toleration is added to it in a `tolerations` of its own.
     let workflow = "- apiVersion: argoproj.io/v1alpha1
   kind: Workflow
   metadata:
@@ -549,38 +550,47 @@ fn fn_refuses_merge_keys_in_the_items_it_reads() {
   spec:
     entrypoint: main
     templates:
-    - &base
-      name: main
+    - name: main
+      dag:
+        tasks:
+        - {name: train, template: train}
+    - name: train
+      <<: &spot
+        tolerations:
+        - {key: cloud.example.com/spot, operator: Exists, effect: NoSchedule}
       container: {image: pytorch/pytorch:2.3}
-    - <<: *base
-      name: train
 functionConfig:
 ";
     let (input, out) = fn_with_items(workflow);
-    out.code(1);
-    assert!(
-        out.stdout.starts_with(&input),
-        "items untouched\n{}",
-        out.stdout
-    );
+    out.ok();
     let results = results(&out.stdout);
-    let errors: Vec<&Value> = results
-        .iter()
-        .filter(|r| field(r, &["severity"]) == Some("error"))
-        .collect();
-    assert_eq!(errors.len(), 1, "{}", out.stdout);
-    assert!(
-        field(errors[0], &["message"]).is_some_and(|m| m.starts_with("ResourceList:")
-            && m.contains("items[2].spec.templates[1]: YAML merge key `<<`")),
-        "{}",
-        out.stdout
-    );
-    assert_eq!(field(errors[0], &["resourceRef", "name"]), Some("wf"));
     assert!(
         results
             .iter()
-            .all(|r| field(r, &["severity"]) != Some("info"))
+            .any(|r| field(r, &["severity"]) == Some("info")
+                && field(r, &["resourceRef", "name"]) == Some("wf")),
+        "{}",
+        out.stdout
     );
+    // The item as `rewrite` makes the same workflow in a file.
+    let policy = "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: gpu}\nspec:\n  rules:\n  - name: gpu\n    match: {images: [\"pytorch/*\"]}\n    tolerations:\n    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n";
+    let file = workflow
+        .replacen("- apiVersion", "apiVersion", 1)
+        .replace("\n  ", "\n")
+        .replace("functionConfig:\n", "");
+    let want = rewritten(policy, &file);
+    assert!(
+        want.contains("    tolerations:\n    - key: cloud.example.com/spot\n      operator: Exists\n      effect: NoSchedule\n    - effect: NoSchedule\n      key: nvidia.com/gpu\n      operator: Exists\n"),
+        "the merged toleration and the rule's\n{want}"
+    );
+    let items = |text: &str| -> Value {
+        documents(text)[0]
+            .get("items")
+            .and_then(|i| i.as_seq().map(|s| s[2].clone()))
+            .expect("item")
+    };
+    assert_eq!(items(&out.stdout), documents(&want)[0]);
+    assert_ne!(items(&out.stdout), items(&input));
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use crate::diag::{Diagnostic, decode_utf8};
 use crate::format::{self, Doc};
 use crate::outcome::{DocReport, Options};
-use crate::plan::{Planned, merge_key_error, plan};
+use crate::plan::{Planned, plan};
 use crate::policy::Policy;
 use kfsched_yaml::BlockStyle;
 use kfsched_yaml::edit::{Edit, Editor, Flavor, Placement};
@@ -266,12 +266,6 @@ impl Run<'_, '_> {
             }
         };
         self.set_aside_kfp_v2(&mut docs);
-        self.refuse_merge_keys(&docs);
-        // With a merge key refused, planning would only add errors about
-        // the same text: report that alone.
-        if self.failed {
-            return;
-        }
         let reports = self.plan_items(&docs, policy, opts, editor);
         self.summarize(&reports, policy);
     }
@@ -296,21 +290,6 @@ impl Run<'_, '_> {
                     *doc = Doc::Other("KFP v2 platform spec (use rewrite)".into());
                 }
                 _ => {}
-            }
-        }
-    }
-
-    /// Merge keys are refused in the items kfsched reads, as in files.
-    fn refuse_merge_keys(&mut self, docs: &[Doc]) {
-        let tree = self.tree;
-        let merge_keys: Vec<NodeId> = tree.merge_keys().into_iter().map(|(_, k)| k).collect();
-        for (doc, item) in docs.iter().zip(self.items.clone()) {
-            if matches!(doc, Doc::Other(_)) {
-                continue;
-            }
-            for &k in merge_keys.iter().filter(|&&k| tree.contains(item, k)) {
-                let message = merge_key_error(tree, "ResourceList", k).to_string();
-                self.error(message, Some(item));
             }
         }
     }

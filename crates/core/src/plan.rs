@@ -538,15 +538,3 @@ fn rules_select(rules: &[String]) -> String {
         _ => format!("rules {} select", rules.join(", ")),
     }
 }
-
-/// The refusal of a YAML merge key `key` (see [`Tree::merge_keys`]).
-pub(crate) fn merge_key_error(tree: &Tree, file: &str, key: NodeId) -> Diagnostic {
-    let path = tree.parent(key).map_or_else(String::new, |m| tree.path(m));
-    Diagnostic::at(
-        tree,
-        file,
-        tree.node(key).start as usize,
-        &path,
-        "YAML merge key `<<`: kfsched does not expand merge keys, so it would miss the merged fields and override them with the ones it writes; write the merged keys out in this map; nothing was written".to_string(),
-    )
-}

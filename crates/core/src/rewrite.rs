@@ -13,7 +13,7 @@ use kfsched_yaml::tree::{Kind, NodeId, Tree};
 use crate::diag::{Diagnostic, decode_utf8};
 use crate::format::{self, Doc, kfp_v2};
 pub use crate::outcome::{ComponentReport, DocReport, FileOutcome, Input, Options};
-use crate::plan::{Planned, merge_key_error, plan};
+use crate::plan::{Planned, plan};
 use crate::policy::Policy;
 use crate::{fastpath, helm};
 
@@ -93,21 +93,7 @@ impl File<'_> {
             Err(e) => return self.unparsed(e),
         };
         let docs = self.detect(&tree, head)?;
-        // YAML 1.1 merge keys (`<<: *base`): the readers see only the keys
-        // written in a map, so a merged field would be missed, and one
-        // written next to the merge would override it. Refused in every
-        // document kfsched reads. The skimmed pipeline is docs[0] and not in
-        // the tree.
         let skimmed_docs = usize::from(skimmed);
-        let merges: Vec<Diagnostic> = tree
-            .merge_keys()
-            .into_iter()
-            .filter(|&(i, _)| !matches!(docs.get(i + skimmed_docs), None | Some(Doc::Other(_))))
-            .map(|(_, k)| merge_key_error(&tree, self.name, k))
-            .collect();
-        if !merges.is_empty() {
-            return Err(merges);
-        }
         // The root of each document in `docs`: the skimmed pipeline has none
         // in the tree.
         let roots: Vec<Option<NodeId>> = std::iter::repeat_n(None, skimmed_docs)

@@ -12,7 +12,7 @@ use std::fmt;
 use super::block::{BlockStyle, FlowFormat, dash_before, flow_text};
 use super::emit::{Emitter, PyProfile};
 use super::tree::{Kind, NodeId, Style, Tree};
-use super::value::{Value, node_value};
+use super::value::{Value, effective_value, node_value};
 
 /// Who wrote the file, which decides how inserted text looks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -464,10 +464,21 @@ impl<'t, 'a> Editor<'t, 'a> {
                     }
                     let _ = v;
                 }
+                // A merge key (`<<`) stays: the desired value is what the map
+                // reads as, merged entries included (see `effective_value`).
                 let removals: Vec<(NodeId, NodeId)> = tree
                     .entries(node)
+                    .filter(|&(k, _)| !tree.is_merge_key(k))
                     .filter(|(k, _)| !d.iter().any(|(dk, _)| dk == tree.scalar(*k)))
                     .collect();
+                // A key the map gets from a merge with the desired value
+                // needs no entry of its own.
+                missing.retain(|(k, v)| {
+                    tree.get_value(node, k).is_some()
+                        || tree
+                            .lookup(node, k)
+                            .is_none_or(|m| effective_value(tree, m) != **v)
+                });
                 if !removals.is_empty() {
                     // Remove entries line by line only when some entry stays and
                     // every removed key starts its own line; otherwise re-render.

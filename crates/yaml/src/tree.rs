@@ -96,6 +96,10 @@ pub struct Tree<'a> {
     pub documents: Vec<Document>,
     /// Whether the text uses `\r\n` line endings.
     pub crlf: bool,
+    /// The parser's anchor ids and the nodes carrying them, in id order.
+    anchors: Vec<(usize, NodeId)>,
+    /// Each alias node and the anchor node it names.
+    aliases: Vec<(NodeId, NodeId)>,
 }
 
 /// A YAML syntax error at a byte offset.
@@ -455,6 +459,8 @@ impl<'a> Tree<'a> {
             arena: String::new(),
             documents: Vec::new(),
             crlf: full.contains("\r\n"),
+            anchors: Vec::new(),
+            aliases: Vec::new(),
         };
         let mut conv = CharToByte::new(src);
         let mut stack: Vec<Open> = Vec::new();
@@ -479,20 +485,38 @@ impl<'a> Tree<'a> {
                     });
                 }
                 Event::DocumentEnd => {}
-                Event::Alias(_) => {
-                    tree.push_node(&mut stack, Kind::Alias, Style::Plain, s, e, false, false);
+                Event::Alias(anchor) => {
+                    let id =
+                        tree.push_node(&mut stack, Kind::Alias, Style::Plain, s, e, false, false);
+                    tree.alias(id, anchor);
                 }
                 Event::Scalar(value, style, anchor, tag) => {
                     tree.on_scalar(&mut stack, &value, style, anchor > 0, tag.is_some(), s, e);
+                    tree.anchor(anchor);
                 }
                 Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
                     let is_map = matches!(event, Event::MappingStart(..));
                     tree.on_collection_start(&mut stack, is_map, anchor > 0, tag.is_some(), s, e);
+                    tree.anchor(anchor);
                 }
                 Event::SequenceEnd | Event::MappingEnd => tree.on_collection_end(&mut stack, s),
             }
         }
         Ok(tree)
+    }
+
+    /// Records that the node just pushed carries anchor `id` (0: none).
+    fn anchor(&mut self, id: usize) {
+        if id > 0 {
+            self.anchors.push((id, (self.nodes.len() - 1) as NodeId));
+        }
+    }
+
+    /// Records that alias node `node` names anchor `id`.
+    fn alias(&mut self, node: NodeId, id: usize) {
+        if let Ok(i) = self.anchors.binary_search_by_key(&id, |a| a.0) {
+            self.aliases.push((node, self.anchors[i].1));
+        }
     }
 
     /// The syntax error for the parser's error `e` at byte `offset`.
@@ -744,28 +768,6 @@ impl<'a> Tree<'a> {
         self.nodes[id as usize].kind
     }
 
-    /// The YAML 1.1 merge keys (a plain `<<` key), each with the index of
-    /// its document.
-    pub fn merge_keys(&self) -> Vec<(usize, NodeId)> {
-        (0..self.nodes.len() as NodeId)
-            .filter(|&id| {
-                let n = &self.nodes[id as usize];
-                n.kind == Kind::Scalar
-                    && n.style == Style::Plain
-                    && !n.tagged
-                    && self.scalar(id) == "<<"
-                    && self.parent(id).is_some_and(|p| {
-                        self.kind(p) == Kind::Map && self.children(p).step_by(2).any(|k| k == id)
-                    })
-            })
-            .map(|id| {
-                let at = self.nodes[id as usize].start;
-                let doc = self.documents.partition_point(|d| d.start <= at);
-                (doc.saturating_sub(1), id)
-            })
-            .collect()
-    }
-
     /// The first node after `id`'s subtree in document order: the next
     /// sibling of `id` or of its nearest ancestor that has one.
     pub(crate) fn following(&self, id: NodeId) -> Option<NodeId> {
@@ -872,6 +874,141 @@ impl<'a> Tree<'a> {
             }
         }
         found
+    }
+
+    /// The node an alias names.
+    pub fn alias_target(&self, alias: NodeId) -> Option<NodeId> {
+        self.aliases
+            .iter()
+            .find(|(a, _)| *a == alias)
+            .map(|(_, t)| *t)
+    }
+
+    /// Whether an alias elsewhere names `node` (which carries an anchor), or
+    /// a node inside it.
+    pub fn is_aliased(&self, node: NodeId) -> bool {
+        self.nodes[node as usize].anchored && self.aliases.iter().any(|(_, t)| *t == node)
+    }
+
+    /// The anchored node around `node` (it included) that an alias names:
+    /// editing `node` would change what the alias reads too.
+    pub fn aliased_ancestor(&self, node: NodeId) -> Option<NodeId> {
+        let mut cur = Some(node);
+        while let Some(n) = cur {
+            if self.is_aliased(n) {
+                return Some(n);
+            }
+            cur = self.parent(n);
+        }
+        None
+    }
+
+    /// Whether key node `k` is a YAML merge key (`<<`, plain, untagged).
+    pub fn is_merge_key(&self, k: NodeId) -> bool {
+        let n = &self.nodes[k as usize];
+        n.kind == Kind::Scalar && n.style == Style::Plain && !n.tagged && self.scalar(k) == "<<"
+    }
+
+    /// The node a value stands for: an alias's anchor, else itself.
+    pub fn resolve(&self, node: NodeId) -> NodeId {
+        let mut n = node;
+        for _ in 0..64 {
+            match self.kind(n) {
+                Kind::Alias => match self.alias_target(n) {
+                    Some(t) => n = t,
+                    None => return n,
+                },
+                _ => return n,
+            }
+        }
+        n
+    }
+
+    /// The mappings merged into `map` by its merge keys (`<<: *a`,
+    /// `<<: [*a, *b]`, `<<: {..}`), in the order they take precedence.
+    pub fn merge_sources(&self, map: NodeId) -> Vec<NodeId> {
+        let mut out = Vec::new();
+        if self.kind(map) != Kind::Map {
+            return out;
+        }
+        for (k, v) in self.entries(map) {
+            if !self.is_merge_key(k) {
+                continue;
+            }
+            let v = self.resolve(v);
+            match self.kind(v) {
+                Kind::Map => out.push(v),
+                Kind::Seq => out.extend(
+                    self.items(v)
+                        .map(|i| self.resolve(i))
+                        .filter(|&i| self.kind(i) == Kind::Map),
+                ),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The value of `key` in `map` as YAML readers see it (Kubernetes'
+    /// decoder, PyYAML): the map's own key, else the first merged mapping
+    /// that has it (`<<`). Aliased values are resolved.
+    pub fn lookup(&self, map: NodeId, key: &str) -> Option<NodeId> {
+        self.lookup_at(self.resolve(map), key, 0)
+    }
+
+    fn lookup_at(&self, map: NodeId, key: &str, depth: usize) -> Option<NodeId> {
+        if self.kind(map) != Kind::Map || depth > 16 {
+            return None;
+        }
+        if let Some(v) = self.get_value(map, key).filter(|_| key != "<<") {
+            return Some(self.resolve(v));
+        }
+        self.merge_sources(map)
+            .into_iter()
+            .find_map(|m| self.lookup_at(m, key, depth + 1))
+    }
+
+    /// The entries of `map` as YAML readers see them: merged entries first
+    /// (the first merged mapping's winning), then the map's own, each key
+    /// once, the merge keys themselves left out. Aliased values are resolved.
+    pub fn effective_entries(&self, map: NodeId) -> Vec<(NodeId, NodeId)> {
+        let map = self.resolve(map);
+        let mut out: Vec<(NodeId, NodeId)> = Vec::new();
+        self.collect_entries(map, 0, &mut out);
+        out
+    }
+
+    fn collect_entries(&self, map: NodeId, depth: usize, out: &mut Vec<(NodeId, NodeId)>) {
+        if self.kind(map) != Kind::Map || depth > 16 {
+            return;
+        }
+        let own: Vec<(NodeId, NodeId)> = self
+            .entries(map)
+            .filter(|&(k, _)| !self.is_merge_key(k))
+            .collect();
+        let mut merged: Vec<(NodeId, NodeId)> = Vec::new();
+        for m in self.merge_sources(map) {
+            self.collect_entries(m, depth + 1, &mut merged);
+        }
+        let has = |list: &[(NodeId, NodeId)], k: NodeId| {
+            list.iter().any(|&(o, _)| self.scalar(o) == self.scalar(k))
+        };
+        let mut kept: Vec<(NodeId, NodeId)> = Vec::new();
+        for (k, v) in merged {
+            if !has(&own, k) && !has(&kept, k) {
+                kept.push((k, v));
+            }
+        }
+        for (k, v) in kept.into_iter().chain(own) {
+            if let Some(slot) = out
+                .iter_mut()
+                .find(|(o, _)| self.scalar(*o) == self.scalar(k))
+            {
+                slot.1 = self.resolve(v);
+            } else {
+                out.push((k, self.resolve(v)));
+            }
+        }
     }
 
     /// Whether a scalar is a null (`~`, `null`, empty) in plain style.

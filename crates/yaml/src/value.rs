@@ -515,8 +515,10 @@ pub fn plain_value(s: &str) -> Value {
     }
 }
 
-/// Converts a node (and its subtree) to a [`Value`]. Aliases become nulls:
-/// callers that edit refuse aliases before reading.
+/// Converts a node (and its subtree) to a [`Value`] as its text has it:
+/// aliases become nulls and merge keys are entries like others. This is
+/// what the editor compares its edits with; readers want
+/// [`effective_value`].
 pub fn node_value(tree: &Tree, id: NodeId) -> Value {
     let n = tree.node(id);
     match n.kind {
@@ -538,9 +540,64 @@ pub fn node_value(tree: &Tree, id: NodeId) -> Value {
     }
 }
 
+/// A node's value as YAML readers see it (Kubernetes' decoder, PyYAML,
+/// Argo): aliases resolved to their anchors' values and merge keys (`<<`)
+/// merged, a mapping's own keys winning.
+pub fn effective_value(tree: &Tree, id: NodeId) -> Value {
+    effective_at(tree, id, 0)
+}
+
+fn effective_at(tree: &Tree, id: NodeId, depth: usize) -> Value {
+    // An alias inside its own anchor would recurse forever.
+    if depth > 64 {
+        return Value::Null;
+    }
+    let id = tree.resolve(id);
+    match tree.node(id).kind {
+        Kind::Scalar => node_value(tree, id),
+        Kind::Seq => Value::Seq(
+            tree.items(id)
+                .map(|c| effective_at(tree, c, depth + 1))
+                .collect(),
+        ),
+        Kind::Map => Value::Map(
+            tree.effective_entries(id)
+                .into_iter()
+                .map(|(k, v)| (tree.scalar(k).to_string(), effective_at(tree, v, depth + 1)))
+                .collect(),
+        ),
+        Kind::Alias => Value::Null,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merge_keys_and_aliases_read_as_pyyaml_reads_them() {
+        let text = "base: &b {image: a, tolerations: [{key: x}], zone: z}\nextra: &e {zone: e, gpu: 1}\nt:\n  <<: [*b, *e]\n  zone: own\n  name: t\nalias: *b\n";
+        let tree = Tree::parse(text).expect("parses");
+        let root = tree.documents[0].root.expect("root");
+        let t = tree.get_value(root, "t").expect("t");
+        assert_eq!(
+            effective_value(&tree, t).to_json(),
+            serde_json::json!({"image": "a", "tolerations": [{"key": "x"}], "gpu": 1, "zone": "own", "name": "t"})
+        );
+        assert_eq!(tree.lookup(t, "image").map(|n| tree.scalar(n)), Some("a"));
+        assert_eq!(tree.lookup(t, "zone").map(|n| tree.scalar(n)), Some("own"));
+        assert_eq!(tree.lookup(t, "gpu").map(|n| tree.scalar(n)), Some("1"));
+        let alias = tree.get_value(root, "alias").expect("alias");
+        assert_eq!(
+            effective_value(&tree, alias),
+            effective_value(&tree, tree.get_value(root, "base").expect("base"))
+        );
+        assert_eq!(node_value(&tree, alias), Value::Null);
+        let base = tree.get_value(root, "base").expect("base");
+        assert!(tree.is_aliased(base));
+        let image = tree.get_value(base, "image").expect("image");
+        assert_eq!(tree.aliased_ancestor(image), Some(base));
+    }
 
     #[test]
     fn yaml11_resolution_matches_pyyaml() {

@@ -16,7 +16,7 @@ use super::{
 use crate::scheduling::{Sched, tol_from_raw};
 use kfsched_yaml::edit::{Edit, Flavor, Placement};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
-use kfsched_yaml::value::{Value, node_value};
+use kfsched_yaml::value::{Value, effective_value};
 
 pub const KINDS: &[&str] = &[
     "Workflow",
@@ -250,11 +250,11 @@ impl Workflow {
     /// A template's scheduling, seeded from the workflow where Argo would fall back to it.
     pub fn read(&self, tree: &Tree, template: NodeId) -> Sched {
         let mut s = Sched::default();
-        let own = |k: &str| field(tree, template, k).map(|n| node_value(tree, n));
+        let own = |k: &str| field(tree, template, k).map(|n| effective_value(tree, n));
         let wf = |k: &str| {
             self.spec
                 .and_then(|sp| field(tree, sp, k))
-                .map(|n| node_value(tree, n))
+                .map(|n| effective_value(tree, n))
         };
         let tolerations = own("tolerations")
             .filter(|v| !v.is_empty_or_null())
@@ -305,11 +305,11 @@ impl Workflow {
             let base = if c.replaced_affinity {
                 None
             } else if field(tree, template, "affinity").is_some() {
-                field(tree, template, "affinity").map(|n| node_value(tree, n))
+                field(tree, template, "affinity").map(|n| effective_value(tree, n))
             } else {
                 self.spec
                     .and_then(|sp| field(tree, sp, "affinity"))
-                    .map(|n| node_value(tree, n))
+                    .map(|n| effective_value(tree, n))
             };
             edits.extend(pod_field_edits(tree, template, ch, base, v1, &placement));
             if c.labels || c.annotations {

@@ -10,12 +10,12 @@ use std::collections::BTreeMap;
 
 use std::collections::HashMap;
 
-use super::{Change, Component, Place, Skipped, View, at, at_node, field, push_unique};
+use super::{Change, Component, Place, Skipped, View, at, at_node, field, field_own, push_unique};
 use crate::scheduling::{Sched, opaque, pref_from_v2, term_from_raw, tol_from_raw};
 use kfsched_yaml::edit::{Edit, Flavor, Placement};
 use kfsched_yaml::skim::{Pattern, Then};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
-use kfsched_yaml::value::{Value, node_value};
+use kfsched_yaml::value::{Value, effective_value};
 
 /// The kind `match.kinds` names a KFP v2 pipeline by (SPEC §1).
 pub const KIND: &str = "PipelineSpec";
@@ -324,7 +324,7 @@ impl Pipeline {
         let Some(cfg) = self.config_node(tree, executor) else {
             return s;
         };
-        let cfg = node_value(tree, cfg);
+        let cfg = effective_value(tree, cfg);
         if let Some((_, Value::Seq(items))) = spelled(&cfg, TOLERATIONS) {
             s.tolerations = items.iter().map(tol_from_raw).collect();
         }
@@ -371,7 +371,7 @@ impl Pipeline {
     fn desired(&self, tree: &Tree, executor: &str, ch: &Change) -> Value {
         let existing = self
             .config_node(tree, executor)
-            .map(|n| node_value(tree, n))
+            .map(|n| effective_value(tree, n))
             .unwrap_or(Value::Map(vec![]));
         let mut cfg = existing.clone();
         let after = &ch.after;
@@ -522,7 +522,7 @@ impl Pipeline {
         let path = ["platforms", "kubernetes", "deploymentSpec", "executors"];
         let mut node = platform;
         for (i, k) in path.iter().enumerate() {
-            match field(tree, node, k).filter(|&n| tree.kind(n) == Kind::Map) {
+            match field_own(tree, node, k).filter(|&n| tree.kind(n) == Kind::Map) {
                 Some(next) => node = next,
                 None => {
                     let value = nest(&path[i + 1..], executors_value(by_exec));

@@ -10,7 +10,9 @@ mod podspec;
 mod view;
 
 pub use view::{TreeNode, View};
-pub(crate) use view::{alias_refusal, at, at_node, field, field_no_alias, field_str, push_unique};
+pub(crate) use view::{
+    alias_refusal, at, at_node, field, field_no_alias, field_own, field_str, push_unique,
+};
 pub mod workload;
 
 use crate::matching::Subject;

@@ -3,11 +3,11 @@
 //! `affinity` and the pod's `metadata`, read into and written from a
 //! component's scheduling.
 
-use super::{Change, field};
+use super::{Change, field, field_own};
 use crate::scheduling::{Changed, Sched, Term, opaque, pref_from_k8s, term_from_raw};
 use kfsched_yaml::edit::{Edit, Placement};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
-use kfsched_yaml::value::{Value, node_value};
+use kfsched_yaml::value::{Value, effective_value};
 
 const REQUIRED: &str = "requiredDuringSchedulingIgnoredDuringExecution";
 const PREFERRED: &str = "preferredDuringSchedulingIgnoredDuringExecution";
@@ -100,7 +100,7 @@ pub(crate) fn metadata_edits(
         parts.push((key, m));
     }
     let mut edits = Vec::new();
-    match field(tree, holder, "metadata").filter(|&m| tree.kind(m) == Kind::Map) {
+    match field_own(tree, holder, "metadata").filter(|&m| tree.kind(m) == Kind::Map) {
         Some(md) => {
             for (key, m) in parts {
                 match tree.get_value(md, key) {
@@ -156,8 +156,11 @@ const KFP_KEY_PREFIX: &str = "pipelines.kubeflow.org/";
 fn kfp_v1_metadata(tree: &Tree, holder: NodeId, ch: &Change, placement: &Placement) -> Vec<Edit> {
     let labels = kfp_v1_order(&ch.before.labels, &ch.after.labels);
     let annotations = kfp_v1_order(&ch.before.annotations, &ch.after.annotations);
-    let md_node = field(tree, holder, "metadata").filter(|&m| tree.kind(m) == Kind::Map);
-    let mut md = md_node.map_or(Value::Map(vec![]), |m| node_value(tree, m));
+    // Edited where the template writes it; read as merges make it.
+    let md_node = field_own(tree, holder, "metadata").filter(|&m| tree.kind(m) == Kind::Map);
+    let mut md = field(tree, holder, "metadata")
+        .filter(|&m| tree.kind(m) == Kind::Map)
+        .map_or(Value::Map(vec![]), |m| effective_value(tree, m));
     if !labels.is_empty() {
         md.set("labels", Value::Map(labels));
     }

@@ -37,7 +37,8 @@ impl<'t> View<'t> for TreeNode<'t, '_> {
             return Vec::new();
         }
         self.tree
-            .entries(self.id)
+            .effective_entries(self.id)
+            .into_iter()
             .map(|(k, v)| {
                 (
                     self.tree.scalar(k),
@@ -89,8 +90,16 @@ pub(crate) fn at_node(tree: &Tree, node: NodeId, path: &[&str]) -> Option<NodeId
     at(TreeNode { tree, id: node }, path).map(|n| n.id)
 }
 
-/// The value of `key` in map `m` when it is not null.
+/// The value of `key` in map `m` when it is not null, as YAML readers see
+/// it: merged from a merge key (`<<`) when `m` does not have it itself,
+/// aliases resolved.
 pub(crate) fn field(tree: &Tree, m: NodeId, key: &str) -> Option<NodeId> {
+    tree.lookup(m, key).filter(|&v| !tree.is_null(v))
+}
+
+/// The value of `key` written in `m` itself when it is not null: where an
+/// edit of it goes (a merged value is written as a key of `m`'s own).
+pub(crate) fn field_own(tree: &Tree, m: NodeId, key: &str) -> Option<NodeId> {
     tree.get_value(m, key).filter(|&v| !tree.is_null(v))
 }
 
@@ -104,9 +113,9 @@ pub(crate) fn field_no_alias(
     key: &str,
     what: &str,
 ) -> Result<Option<NodeId>, (NodeId, String)> {
-    match field(tree, m, key) {
+    match field_own(tree, m, key) {
         Some(n) if tree.kind(n) == Kind::Alias => Err((n, alias_refusal(what))),
-        f => Ok(f),
+        _ => Ok(field(tree, m, key)),
     }
 }
 

@@ -8,7 +8,7 @@ use super::{Change, Component, Place, field, field_no_alias, field_str};
 use crate::scheduling::{Sched, tol_from_raw};
 use kfsched_yaml::edit::{Edit, Flavor, Placement};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
-use kfsched_yaml::value::{Value, node_value};
+use kfsched_yaml::value::{Value, effective_value};
 
 pub const KINDS: &[&str] = &[
     "Pod",
@@ -104,7 +104,7 @@ impl Workload {
 
 pub fn read(tree: &Tree, pt: &PodTemplate) -> Sched {
     let mut s = Sched::default();
-    let own = |k: &str| field(tree, pt.spec, k).map(|n| node_value(tree, n));
+    let own = |k: &str| field(tree, pt.spec, k).map(|n| effective_value(tree, n));
     if let Some(Value::Seq(items)) = own("tolerations") {
         s.tolerations = items.iter().map(tol_from_raw).collect();
     }
@@ -114,7 +114,7 @@ pub fn read(tree: &Tree, pt: &PodTemplate) -> Sched {
     if let Some(a) = own("affinity") {
         read_affinity(&a, &mut s);
     }
-    if let Some(md) = field(tree, pt.template, "metadata").map(|n| node_value(tree, n)) {
+    if let Some(md) = field(tree, pt.template, "metadata").map(|n| effective_value(tree, n)) {
         if let Some(Value::Map(l)) = md.get("labels") {
             s.labels = l.clone();
         }
@@ -130,7 +130,7 @@ pub fn write(tree: &Tree, pt: &PodTemplate, _flavor: Flavor, ch: &Change) -> Vec
     let base = if c.replaced_affinity {
         None
     } else {
-        field(tree, pt.spec, "affinity").map(|n| node_value(tree, n))
+        field(tree, pt.spec, "affinity").map(|n| effective_value(tree, n))
     };
     let mut edits = pod_field_edits(tree, pt.spec, ch, base, false, &Placement::End);
     if c.labels || c.annotations {
