@@ -11,6 +11,7 @@ mod completion;
 mod krew;
 mod krm;
 mod precommit;
+mod release;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
