@@ -130,7 +130,10 @@ fn unpack(archive: &Path, into: &Path) -> PathBuf {
     let dir = into.join(name.trim_end_matches(".tar.gz").trim_end_matches(".zip"));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let out = if name.ends_with(".zip") {
-        run(plain("unzip").arg("-q").arg(archive).arg("-d").arg(&dir), None)
+        run(
+            plain("unzip").arg("-q").arg(archive).arg("-d").arg(&dir),
+            None,
+        )
     } else {
         run(
             plain("tar").arg("-xzf").arg(archive).arg("-C").arg(&dir),
@@ -373,7 +376,11 @@ fn elf(bin: &Path) -> (String, bool, Vec<String>, Vec<String>) {
 fn dlls(exe: &Path) -> Vec<String> {
     let p = run(plain("objdump").arg("-p").arg(exe), None);
     p.ok();
-    assert!(p.stdout.contains("pei-x86-64"), "{}: not PE x86-64", exe.display());
+    assert!(
+        p.stdout.contains("pei-x86-64"),
+        "{}: not PE x86-64",
+        exe.display()
+    );
     let mut names: Vec<String> = p
         .stdout
         .lines()
@@ -396,7 +403,11 @@ fn release_archives_hold_what_krew_expects_and_static_stripped_binaries() {
     let license = std::fs::read(root().join("LICENSE")).expect("LICENSE");
     for target in &dist.targets {
         let archive = dist.archive(target);
-        let name = archive.file_name().expect("name").to_string_lossy().into_owned();
+        let name = archive
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
         let sum = sha256(&archive);
         // The checksum files, in `sha256sum -c` format.
         let line = format!("{sum}  {name}\n");
@@ -429,7 +440,11 @@ fn release_archives_hold_what_krew_expects_and_static_stripped_binaries() {
                 let executable = n.starts_with("kubectl");
                 assert_eq!(
                     mode,
-                    if executable { "-rwxr-xr-x" } else { "-rw-r--r--" },
+                    if executable {
+                        "-rwxr-xr-x"
+                    } else {
+                        "-rw-r--r--"
+                    },
                     "{name}: mode of {n}"
                 );
             }
@@ -442,7 +457,10 @@ fn release_archives_hold_what_krew_expects_and_static_stripped_binaries() {
         );
 
         // Static, stripped, small.
-        for (bin, max) in [(&plugin, MAX_PLUGIN_BYTES), (&companion, MAX_COMPANION_BYTES)] {
+        for (bin, max) in [
+            (&plugin, MAX_PLUGIN_BYTES),
+            (&companion, MAX_COMPANION_BYTES),
+        ] {
             let path = dir.join(bin);
             let size = std::fs::metadata(&path).expect("size").len();
             eprintln!("{name}: {bin} {size} bytes");
@@ -476,7 +494,10 @@ fn release_archives_hold_what_krew_expects_and_static_stripped_binaries() {
                         d.starts_with("lib") || d.contains("gcc") || d.contains("pthread")
                     })
                     .collect();
-                assert!(foreign.is_empty(), "{name}: {bin} imports {foreign:?} of {names:?}");
+                assert!(
+                    foreign.is_empty(),
+                    "{name}: {bin} imports {foreign:?} of {names:?}"
+                );
             }
         }
         let archive_size = std::fs::metadata(&archive).expect("size").len();
@@ -496,7 +517,11 @@ fn release_archives_hold_what_krew_expects_and_static_stripped_binaries() {
             None,
         );
         r.ok();
-        assert_eq!(sha256(&again.join(&name)), sum, "{name}: packing again differs\n{r}");
+        assert_eq!(
+            sha256(&again.join(&name)),
+            sum,
+            "{name}: packing again differs\n{r}"
+        );
     }
 }
 
@@ -589,7 +614,10 @@ fn the_x86_64_musl_binary_runs_the_offline_cli_cases_and_under_kubectl() {
     );
     comp.ok();
     assert_eq!(
-        comp.stdout.lines().next().and_then(|l| l.split('\t').next()),
+        comp.stdout
+            .lines()
+            .next()
+            .and_then(|l| l.split('\t').next()),
         Some("drain"),
         "the archive's companion completes\n{comp}"
     );
@@ -701,10 +729,18 @@ fn krew_validates_the_rendered_manifest_and_installs_both_linux_architectures() 
     let manifest = served.join("plugin.yaml");
     let text = std::fs::read_to_string(&manifest).expect("plugin.yaml");
     let platforms = text.matches("- selector:").count();
-    assert_eq!(platforms, dist.targets.len(), "one platform per archive:\n{text}");
+    assert_eq!(
+        platforms,
+        dist.targets.len(),
+        "one platform per archive:\n{text}"
+    );
     for target in &dist.targets {
         let archive = dist.archive(target);
-        let name = archive.file_name().expect("name").to_string_lossy().into_owned();
+        let name = archive
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
         let entry = format!(
             "uri: http://127.0.0.1:{port}/{name}\n    sha256: {}\n",
             sha256(&archive)
@@ -736,7 +772,10 @@ fn krew_validates_the_rendered_manifest_and_installs_both_linux_architectures() 
         None,
     );
     install.ok();
-    assert!(install.all().contains("Installed plugin: kfsched"), "{install}");
+    assert!(
+        install.all().contains("Installed plugin: kfsched"),
+        "{install}"
+    );
     let krew_bin = sb.path().join("krew/bin");
     sb.path.insert(0, krew_bin.clone());
     let v = run(sb.cmd(kubectl()).args(["kfsched", "version"]), None);
@@ -783,7 +822,10 @@ fn krew_validates_the_rendered_manifest_and_installs_both_linux_architectures() 
     wrong.failed();
     let installed = krew(&["install"], &arm64);
     installed.ok();
-    assert!(installed.all().contains("Installed plugin: kfsched"), "{installed}");
+    assert!(
+        installed.all().contains("Installed plugin: kfsched"),
+        "{installed}"
+    );
     let plugin = arm_root.join("bin/kubectl-kfsched");
     let (machine, ..) = elf(&plugin);
     assert_eq!(machine, "AArch64");
