@@ -1,35 +1,71 @@
 #!/usr/bin/env bash
-# Builds the release archive of kubectl-kfsched and renders its krew manifest.
+# shellcheck disable=SC2034  # some pins are only read by the workflows, through --print-pins
+# Builds the release archives of kubectl-kfsched and renders their krew manifest.
 #
-#   scripts/release.sh                       # stripped release build (profile dist) for the host, archive, dist/plugin.yaml
+#   scripts/release.sh                   # the host's archive and dist/plugin.yaml
+#   scripts/release.sh --cross           # every krew platform that builds on Linux: static
+#                                        # x86_64/aarch64-unknown-linux-musl and x86_64-pc-windows-gnu
+#   scripts/release.sh --target TRIPLE   # one platform (the release workflow, once per matrix entry)
+#   scripts/release.sh --no-build --all  # dist/plugin.yaml from every platform's archive in dist/
+#   scripts/release.sh --setup           # only install the tools --cross and tests/integrations/release.rs use
 #   kubectl krew install --manifest=dist/plugin.yaml --archive=dist/kubectl-kfsched_vX.Y.Z_<target>.tar.gz
 #
-# The archive (kubectl-kfsched_<tag>_<target>.tar.gz, .zip for Windows targets) holds
+# Builds are `cargo build --profile dist --locked` (stripped, LTO, no debug info), through
+# `cargo zigbuild` for *-linux-musl and *-windows-gnu targets: zig is their linker and the C
+# compiler of ring, so no cross toolchain is needed, and the same command works on any Linux
+# or macOS host. What a build needs is installed first, once (stamped, 0 s when done): the
+# rustup target, and ziglang + cargo-zigbuild from PyPI in a venv.
+#
+# An archive (kubectl-kfsched_<tag>_<target>.tar.gz, .zip for Windows targets) holds
 # kubectl-kfsched, the kubectl_complete-kfsched companion, LICENSE and README.md at its top
-# level; <archive>.sha256 next to it is in `sha256sum` format. The manifest is rendered from
-# krew-manifest.yaml (the krew-release-bot template) the way the bot renders it: each
-# {{addURIAndSha "URL" .TagName}} becomes `uri:` and `sha256:`, here with the sha256 of the
-# archive in the output directory instead of a download. A platform whose archive is not
-# there is left out (a local install needs only the host's), unless --all or --placeholder.
+# level; <archive>.sha256 next to it and SHA256SUMS (every archive of the tag) are in
+# `sha256sum` format. The manifest is rendered from krew-manifest.yaml (the krew-release-bot
+# template) the way the bot renders it: each {{addURIAndSha "URL" .TagName}} becomes `uri:`
+# and `sha256:`, here with the sha256 of the archive in the output directory instead of a
+# download. A platform whose archive is not there is left out (a local install needs only
+# the host's), unless --all or --placeholder.
 #
 # Options:
-#   --target TRIPLE   cargo target to build [default: the host's]
-#   --bin-dir DIR     package the binaries already in DIR instead of building
+#   --target TRIPLE   cargo target to build; repeatable [default: the host's]
+#   --cross           the targets above that build on Linux
+#   --bin-dir DIR     package the binaries already in DIR instead of building (one target)
 #   --out DIR         output directory [default: dist]
 #   --base-url URL    uri prefix for the archives in the manifest [default: the template's
 #                     GitHub release download URL]; e.g. a local HTTP server for validate-krew-manifest
-#   --no-build        only render OUT/plugin.yaml from the archives already in OUT
+#   --no-build        only render OUT/plugin.yaml (and OUT/SHA256SUMS) from the archives in OUT
 #   --all             every platform of the template must have its archive in OUT (release CI)
 #   --placeholder     platforms without an archive get an all-zero sha256 instead of being
 #                     left out (how the committed plugin.yaml is made before the archives exist)
 #   --tag TAG         [default: v<version in Cargo.toml>]
+#   --setup           install the build tools of the targets given, then exit; with no target
+#                     (or --cross), those of all three and what tests/integrations/release.rs
+#                     runs: qemu-user (apt-get), krew built for linux/arm64, actionlint
+#   --print-pins      print the version pins below as KEY=VALUE lines (for $GITHUB_ENV) and exit
+#
+# Environment: KFSCHED_RELEASE_TOOLS (the venv, krew-linux-arm64, actionlint; default
+# .cache/release-tools), KFSCHED_NO_APT=1 (never call apt-get), SOURCE_DATE_EPOCH (the
+# archives' mtime; default: the last commit's time), CARGO_TARGET_DIR.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-target= bin_dir= out=$root/dist base_url= build=1 mode=local tag=
+# ---- version pins ---------------------------------------------------------------------------
+RUST_TOOLCHAIN=1.95.0          # the toolchain the release workflows build with (rustup)
+ZIGLANG_VERSION=0.15.2         # PyPI ziglang: zig, the linker of the musl and windows-gnu targets
+CARGO_ZIGBUILD_VERSION=0.24.1  # PyPI cargo-zigbuild
+KREW_VERSION=v0.4.3            # Go module sigs.k8s.io/krew, as in scripts/build-tools.sh (linux/arm64 build)
+ACTIONLINT_VERSION=v1.7.12     # Go module github.com/rhysd/actionlint
+QEMU_USER_PACKAGE=qemu-user    # Debian package with qemu-aarch64 (bookworm: 1:7.2)
+GO_VERSION=1.26.8              # the Go the workflows build the test tools with (go1.26.8 here)
+KPT_VERSION=v1.0.0-beta.61     # Go module github.com/kptdev/kpt, for the workflows (this machine has kpt 1.0.0-beta.56 installed)
+# ---------------------------------------------------------------------------------------------
+CROSS_TARGETS=(x86_64-unknown-linux-musl aarch64-unknown-linux-musl x86_64-pc-windows-gnu)
+
+tools=${KFSCHED_RELEASE_TOOLS:-$root/.cache/release-tools}
+targets=() bin_dir='' out=$root/dist base_url='' build=1 mode=local tag='' setup=0
 while [ $# -gt 0 ]; do
   case $1 in
-    --target) target=$2; shift 2 ;;
+    --target) targets+=("$2"); shift 2 ;;
+    --cross) targets+=("${CROSS_TARGETS[@]}"); shift ;;
     --bin-dir) bin_dir=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --base-url) base_url=$2; shift 2 ;;
@@ -37,50 +73,132 @@ while [ $# -gt 0 ]; do
     --all) mode=all; shift ;;
     --placeholder) mode=placeholder; shift ;;
     --tag) tag=$2; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    --setup) setup=1; shift ;;
+    --print-pins) sed -n '/^# ---- version pins/,/^# ----*$/p' "$0" | sed -n 's/^\([A-Z_]*=[^ ]*\).*/\1/p'; exit 0 ;;
+    -h|--help) sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "release.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 
+sha256() { if command -v sha256sum >/dev/null; then sha256sum "$1" | cut -d' ' -f1; else shasum -a 256 "$1" | cut -d' ' -f1; fi; }
+now() { date +%s; }
+
+# ---- tools ----------------------------------------------------------------------------------
+# uses_zig TRIPLE: built through cargo zigbuild.
+uses_zig() { case $1 in *-linux-musl*|*-windows-gnu*) return 0 ;; *) return 1 ;; esac; }
+
+ensure_rust_target() {
+  rustup target list --installed 2>/dev/null | grep -qx "$1" && return 0
+  echo "rustup target add $1" >&2
+  rustup target add "$1" >&2
+}
+
+# ziglang and cargo-zigbuild from PyPI, in their own venv.
+zig_venv=$tools/zig-venv
+ensure_zig() {
+  local stamp; stamp="ziglang $ZIGLANG_VERSION cargo-zigbuild $CARGO_ZIGBUILD_VERSION $(python3 --version 2>&1)"
+  if [ -f "$zig_venv/.stamp" ] && [ "$(cat "$zig_venv/.stamp")" = "$stamp" ] && [ -x "$zig_venv/bin/cargo-zigbuild" ]; then
+    return 0
+  fi
+  local start; start=$(now)
+  echo "installing ziglang $ZIGLANG_VERSION and cargo-zigbuild $CARGO_ZIGBUILD_VERSION into $zig_venv" >&2
+  rm -rf "$zig_venv"
+  python3 -m venv "$zig_venv"
+  "$zig_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "ziglang==$ZIGLANG_VERSION" "cargo-zigbuild==$CARGO_ZIGBUILD_VERSION" >&2
+  echo "$stamp" > "$zig_venv/.stamp"
+  echo "zig $("$zig_venv/bin/python" -m ziglang version) and $("$zig_venv/bin/cargo-zigbuild" --version) installed in $(( $(now) - start ))s" >&2
+}
+
+# Go tools of the release tests: krew for linux/arm64 (run under qemu-aarch64, so krew's own
+# platform detection picks the arm64 archive) and actionlint.
+go_tool() {  # NAME VERSION GOARCH PACKAGE LDFLAGS
+  local name=$1 version=$2 arch=$3 pkg=$4 ldflags=$5
+  local stamp; stamp="$version $arch $(go env GOVERSION)"
+  if [ -f "$tools/.stamp-$name" ] && [ "$(cat "$tools/.stamp-$name")" = "$stamp" ] && [ -x "$tools/$name" ]; then
+    echo "$name $version up to date in $tools" >&2
+    return 0
+  fi
+  local start gopath; start=$(now)
+  echo "building $name $version ($arch)" >&2
+  # A cross-compiled `go install` lands in GOPATH/bin/linux_<arch>: a scratch GOPATH, the usual module cache.
+  gopath=$(mktemp -d)
+  (cd / && env -u GOBIN GOPATH="$gopath" GOMODCACHE="$(go env GOMODCACHE)" GOCACHE="$(go env GOCACHE)" \
+    GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOOS=linux GOARCH="$arch" \
+    go install -trimpath -ldflags "$ldflags" "$pkg@$version")
+  local built; built=$gopath/bin/$(basename "$pkg")
+  [ -f "$built" ] || built=$gopath/bin/linux_$arch/$(basename "$pkg")
+  mkdir -p "$tools"
+  install -m 755 "$built" "$tools/$name"
+  chmod -R u+w "$gopath" && rm -rf "$gopath"
+  echo "$stamp" > "$tools/.stamp-$name"
+  echo "$name $version built in $(( $(now) - start ))s" >&2
+}
+
+setup_tests() {
+  if ! command -v qemu-aarch64 >/dev/null; then
+    if [ "${KFSCHED_NO_APT:-}" != 1 ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+      echo "installing $QEMU_USER_PACKAGE with apt-get" >&2
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$QEMU_USER_PACKAGE" >/dev/null \
+        || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$QEMU_USER_PACKAGE" >/dev/null; }
+    else
+      echo "release.sh: qemu-aarch64 not found: install $QEMU_USER_PACKAGE (or set KFSCHED_QEMU_AARCH64)" >&2
+      exit 1
+    fi
+  fi
+  go_tool krew-linux-arm64 "$KREW_VERSION" arm64 sigs.k8s.io/krew/cmd/krew \
+    "-s -w -X sigs.k8s.io/krew/internal/version.gitTag=$KREW_VERSION -X sigs.k8s.io/krew/internal/version.gitCommit=$KREW_VERSION"
+  go_tool actionlint "$ACTIONLINT_VERSION" "$(go env GOARCH)" github.com/rhysd/actionlint/cmd/actionlint "-s -w"
+}
+
+if [ "$setup" = 1 ]; then
+  tests=0
+  [ ${#targets[@]} -gt 0 ] || { targets=("${CROSS_TARGETS[@]}"); tests=1; }
+  [ "${targets[*]}" != "${CROSS_TARGETS[*]}" ] || tests=1
+  t0=$(now)
+  for t in "${targets[@]}"; do
+    ensure_rust_target "$t"
+    if uses_zig "$t"; then ensure_zig; fi
+  done
+  [ "$tests" = 0 ] || setup_tests
+  echo "release tools ready in $tools ($(( $(now) - t0 ))s)" >&2
+  exit 0
+fi
+
+# ---- build ----------------------------------------------------------------------------------
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -n1)
 [ -n "$version" ] || { echo "release.sh: no version in Cargo.toml" >&2; exit 1; }
 tag=${tag:-v$version}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-sha256() { if command -v sha256sum >/dev/null; then sha256sum "$1" | cut -d' ' -f1; else shasum -a 256 "$1" | cut -d' ' -f1; fi; }
+stage=
+trap '[ -z "$stage" ] || rm -rf "$stage"' EXIT
 
-if [ "$build" = 1 ]; then
-  for f in LICENSE README.md; do
-    [ -f "$root/$f" ] || { echo "release.sh: $f is missing: the archive must carry it" >&2; exit 1; }
-  done
-  [ -n "$target" ] || target=$(rustc -vV | sed -n 's/^host: //p')
-  exe=
+# package TARGET BIN_DIR: the archive and its .sha256 in $out.
+package() {
+  local target=$1 dir=$2 exe='' b
   case $target in *windows*) exe=.exe ;; esac
-  if [ -z "$bin_dir" ]; then
-    echo "building kubectl-kfsched $tag for $target (cargo build --profile dist --locked)" >&2
-    (cd "$root" && cargo build --profile dist --locked --target "$target" --bins)
-    bin_dir=${CARGO_TARGET_DIR:-$root/target}/$target/dist
-  fi
-  name=kubectl-kfsched_${tag}_${target}
+  local name=kubectl-kfsched_${tag}_${target} archive
   stage=$(mktemp -d)
-  trap 'rm -rf "$stage"' EXIT
   for b in kubectl-kfsched kubectl_complete-kfsched; do
-    [ -f "$bin_dir/$b$exe" ] || { echo "release.sh: $bin_dir/$b$exe not found" >&2; exit 1; }
-    cp "$bin_dir/$b$exe" "$stage/$b$exe"
+    [ -f "$dir/$b$exe" ] || { echo "release.sh: $dir/$b$exe not found" >&2; exit 1; }
+    cp "$dir/$b$exe" "$stage/$b$exe"
     chmod 755 "$stage/$b$exe"
   done
   cp "$root/LICENSE" "$root/README.md" "$stage/"
-  # Reproducible archives: fixed order, owner and mtime (the commit's, else the epoch).
-  mtime=$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)
+  # Reproducible archives: fixed order, owner and mtime ($SOURCE_DATE_EPOCH, else the
+  # commit's, else the epoch).
+  local mtime; mtime=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)}
   touch -d "@$mtime" "$stage"/* 2>/dev/null \
     || TZ=UTC touch -t "$(date -u -r "$mtime" +%Y%m%d%H%M.%S)" "$stage"/*   # BSD touch (macOS)
-  files=(kubectl-kfsched$exe kubectl_complete-kfsched$exe LICENSE README.md)
+  local files=("kubectl-kfsched$exe" "kubectl_complete-kfsched$exe" LICENSE README.md)
   case $target in
     *windows*)
       archive=$name.zip
       rm -f "$out/$archive"
-      (cd "$stage" && zip -q -X "$out/$archive" "${files[@]}")
+      # -X: no uid/gid or Unix times, so only the DOS time, taken in UTC.
+      (cd "$stage" && TZ=UTC zip -q -X "$out/$archive" "${files[@]}")
       ;;
     *)
       archive=$name.tar.gz
@@ -92,10 +210,39 @@ if [ "$build" = 1 ]; then
       fi
       ;;
   esac
+  rm -rf "$stage"; stage=
   echo "$(sha256 "$out/$archive")  $archive" > "$out/$archive.sha256"
-  echo "wrote $out/$archive ($(cut -d' ' -f1 < "$out/$archive.sha256"))" >&2
-fi
+  echo "wrote $out/$archive ($(wc -c < "$out/$archive" | tr -d ' ') bytes, sha256 $(cut -d' ' -f1 < "$out/$archive.sha256"))" >&2
+}
 
+if [ "$build" = 1 ]; then
+  for f in LICENSE README.md; do
+    [ -f "$root/$f" ] || { echo "release.sh: $f is missing: the archive must carry it" >&2; exit 1; }
+  done
+  [ ${#targets[@]} -gt 0 ] || targets=("$(rustc -vV | sed -n 's/^host: //p')")
+  if [ -n "$bin_dir" ] && [ ${#targets[@]} -gt 1 ]; then
+    echo "release.sh: --bin-dir packages one target" >&2; exit 2
+  fi
+  for target in "${targets[@]}"; do
+    dir=$bin_dir
+    if [ -z "$dir" ]; then
+      start=$(now)
+      ensure_rust_target "$target"
+      if uses_zig "$target"; then
+        ensure_zig
+        echo "building kubectl-kfsched $tag for $target (cargo zigbuild --profile dist --locked)" >&2
+        (cd "$root" && PATH="$zig_venv/bin:$PATH" CARGO_ZIGBUILD_PYTHON_PATH="$zig_venv/bin/python" \
+          cargo zigbuild --profile dist --locked --target "$target" --bins)
+      else
+        echo "building kubectl-kfsched $tag for $target (cargo build --profile dist --locked)" >&2
+        (cd "$root" && cargo build --profile dist --locked --target "$target" --bins)
+      fi
+      echo "built $target in $(( $(now) - start ))s" >&2
+      dir=${CARGO_TARGET_DIR:-$root/target}/$target/dist
+    fi
+    package "$target" "$dir"
+  done
+fi
 python3 - "$root/krew-manifest.yaml" "$tag" "$out" "$base_url" "$mode" > "$out/plugin.yaml.tmp" <<'PY' || { rm -f "$out/plugin.yaml.tmp"; exit 1; }
 import hashlib, os, re, sys
 
@@ -210,3 +357,11 @@ for name in missing:
 PY
 mv "$out/plugin.yaml.tmp" "$out/plugin.yaml"
 echo "wrote $out/plugin.yaml" >&2
+# Every archive of the tag, for `sha256sum -c --ignore-missing SHA256SUMS`.
+sums=$(cd "$out" && for f in kubectl-kfsched_"$tag"_*.tar.gz kubectl-kfsched_"$tag"_*.zip; do
+  if [ -f "$f" ]; then echo "$(sha256 "$f")  $f"; fi
+done | LC_ALL=C sort -k2)
+if [ -n "$sums" ]; then
+  echo "$sums" > "$out/SHA256SUMS"
+  echo "wrote $out/SHA256SUMS" >&2
+fi

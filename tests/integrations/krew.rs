@@ -13,7 +13,7 @@ use crate::support::root;
 
 /// Serves the files of `dir` over HTTP on 127.0.0.1 (krew downloads only
 /// over HTTP), for `validate-krew-manifest`'s install check.
-fn serve(dir: PathBuf) -> u16 {
+pub(super) fn serve(dir: PathBuf) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     std::thread::spawn(move || {
@@ -64,7 +64,7 @@ fn answer(mut stream: TcpStream, dir: &Path) -> std::io::Result<()> {
 
 /// `validate-krew-manifest` infers the plugin name from the file name, as
 /// krew-index stores it: plugins/kfsched.yaml.
-fn validate(sb: &Sandbox, manifest: &Path, skip_install: bool) -> Out {
+pub(super) fn validate(sb: &Sandbox, manifest: &Path, skip_install: bool) -> Out {
     let dir = sb.path().join(format!(
         "validate-{}",
         std::time::SystemTime::now()
@@ -126,7 +126,7 @@ fn krew_validates_the_manifests_and_installs_the_release_archive() {
         ("linux", "arm64", "aarch64-unknown-linux-musl.tar.gz"),
         ("darwin", "amd64", "x86_64-apple-darwin.tar.gz"),
         ("darwin", "arm64", "aarch64-apple-darwin.tar.gz"),
-        ("windows", "amd64", "x86_64-pc-windows-msvc.zip"),
+        ("windows", "amd64", "x86_64-pc-windows-gnu.zip"),
     ] {
         let bin = if os == "windows" {
             "kubectl-kfsched.exe"

@@ -12,6 +12,7 @@ mod krew;
 mod krm;
 mod pipeline_versions;
 mod precommit;
+mod release;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
