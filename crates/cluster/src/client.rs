@@ -284,42 +284,47 @@ fn apply_overrides(
     if let Some(name) = &user_name
         && let Some(named) = kubeconfig.auth_infos.iter_mut().find(|u| &u.name == name)
     {
-        let user = named.auth_info.get_or_insert_with(AuthInfo::default);
-        // kube-rs tries an auth provider and basic auth before a token, and
-        // an exec plugin's certificate over a file's; kubectl's flag wins
-        // over what the entry had, so the entry's other methods go.
-        if let Some(t) = &o.token {
-            user.token = Some(t.clone().into());
-            user.token_file = None;
-            user.auth_provider = None;
-            user.exec = None;
-            user.username = None;
-            user.password = None;
-        }
-        if let Some(p) = &o.client_certificate {
-            user.client_certificate = Some(flag_file("--client-certificate", p)?);
-            user.client_certificate_data = None;
-            user.exec = None;
-        }
-        if let Some(p) = &o.client_key {
-            user.client_key = Some(flag_file("--client-key", p)?);
-            user.client_key_data = None;
-        }
-        if let Some(a) = &o.impersonate {
-            user.impersonate = Some(a.clone());
-        }
-        if !o.impersonate_groups.is_empty() {
-            user.impersonate_groups = Some(o.impersonate_groups.clone());
-        }
-        // client-go refuses the same: groups are impersonated for a user.
-        if !o.impersonate_groups.is_empty() && user.impersonate.is_none() {
-            return Err(Error::Config(
-                "--as-group needs --as USER (the user whose groups they are)".into(),
-            ));
-        }
+        override_user(named.auth_info.get_or_insert_with(AuthInfo::default), o)?;
     }
     default_scheme(kubeconfig, &cluster_name, user_name.as_deref())?;
     Ok((cluster_name, user_name))
+}
+
+/// The user flags over a kubeconfig user entry.
+fn override_user(user: &mut AuthInfo, o: &Overrides) -> Result<(), Error> {
+    // kube-rs tries an auth provider and basic auth before a token, and
+    // an exec plugin's certificate over a file's; kubectl's flag wins
+    // over what the entry had, so the entry's other methods go.
+    if let Some(t) = &o.token {
+        user.token = Some(t.clone().into());
+        user.token_file = None;
+        user.auth_provider = None;
+        user.exec = None;
+        user.username = None;
+        user.password = None;
+    }
+    if let Some(p) = &o.client_certificate {
+        user.client_certificate = Some(flag_file("--client-certificate", p)?);
+        user.client_certificate_data = None;
+        user.exec = None;
+    }
+    if let Some(p) = &o.client_key {
+        user.client_key = Some(flag_file("--client-key", p)?);
+        user.client_key_data = None;
+    }
+    if let Some(a) = &o.impersonate {
+        user.impersonate = Some(a.clone());
+    }
+    if !o.impersonate_groups.is_empty() {
+        user.impersonate_groups = Some(o.impersonate_groups.clone());
+    }
+    // client-go refuses the same: groups are impersonated for a user.
+    if !o.impersonate_groups.is_empty() && user.impersonate.is_none() {
+        return Err(Error::Config(
+            "--as-group needs --as USER (the user whose groups they are)".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// client-go's `DefaultServerURL`: a server given as `host:port` gets
