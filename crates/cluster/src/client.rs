@@ -573,6 +573,41 @@ fn read_one(path: &Path) -> Result<Kubeconfig, Error> {
     })
 }
 
+/// The kubeconfig files kubectl would read, in order, whether they exist
+/// or not: `--kubeconfig`, else every file of `$KUBECONFIG`, else
+/// `~/.kube/config`.
+pub fn kubeconfig_files(opts: &ClientOptions) -> Vec<PathBuf> {
+    if let Some(p) = &opts.kubeconfig {
+        return vec![p.clone()];
+    }
+    if let Some(env) = opts.kubeconfig_env.as_ref().filter(|e| !e.is_empty()) {
+        return std::env::split_paths(env)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+    }
+    opts.home
+        .iter()
+        .map(|h| h.join(".kube").join("config"))
+        .collect()
+}
+
+/// The context names of [`kubeconfig_files`], once each, in order. Files
+/// that are missing or cannot be read are skipped: this is for completion,
+/// which offers what it finds.
+pub fn context_names(opts: &ClientOptions) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in kubeconfig_files(opts) {
+        if let Ok(k) = Kubeconfig::read_from(&p) {
+            for c in k.contexts {
+                if !out.contains(&c.name) {
+                    out.push(c.name);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// An error and its sources, deduplicated, on one line.
 pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();

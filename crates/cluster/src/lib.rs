@@ -16,6 +16,7 @@ pub mod cordon;
 pub mod drain;
 pub mod edit;
 pub mod label;
+pub mod nodes;
 pub mod pools;
 pub mod taint;
 
