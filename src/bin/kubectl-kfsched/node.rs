@@ -1,9 +1,11 @@
 //! `node` subcommands: flags here, work in `kfsched::node`.
 //!
 //! Turns the flags into the library's option structs, builds a tokio
-//! runtime, connects, runs one command and maps its outcome to SPEC §4's
-//! exit code. Ctrl-C during `node drain` is caught and handed to the drain
-//! (a second Ctrl-C exits at once).
+//! runtime, connects, runs one command, prints what it reports and maps
+//! its outcome to SPEC §4's exit code. Ctrl-C during `node drain` is caught
+//! and handed to the drain (a second Ctrl-C exits at once).
+
+mod pools_output;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -329,12 +331,31 @@ pub fn run(args: NodeArgs, policy: Option<PathBuf>, verbose: bool) -> Exit {
     match result {
         Ok(exit) => exit,
         Err(e) => {
-            if !matches!(e, Error::Interrupted) {
-                let _ = writeln!(err, "error: {e}");
-            }
+            report_error(&e, &mut err);
             crate::exit::of_node_error(&e)
         }
     }
+}
+
+/// Prints a failed command's error: first the errors its message refers
+/// to ("see the errors above"), then the message; nothing for Ctrl-C,
+/// whose report is printed already.
+fn report_error(e: &Error, err: &mut dyn Write) {
+    match e {
+        Error::Interrupted => return,
+        Error::Refused(refusals) if refusals.len() > 1 => {
+            for r in refusals {
+                let _ = writeln!(err, "error: {r}");
+            }
+        }
+        Error::NodesFailed(failures) => {
+            for f in failures {
+                let _ = writeln!(err, "error: {f}");
+            }
+        }
+        _ => {}
+    }
+    let _ = writeln!(err, "error: {e}");
 }
 
 fn usage(err: &mut dyn Write, msg: impl std::fmt::Display) -> Exit {
@@ -541,10 +562,10 @@ async fn execute(job: Job, clients: &Clients) -> Result<Exit, Error> {
                 .await
                 .map(|_| Exit::Ok)
         }
-        Job::Apply(p, o) => pools::apply(clients, &p, &o, &mut out, &mut err)
+        Job::Apply(p, o) => pools_output::apply(clients, &p, &o, &mut out, &mut err)
             .await
             .map(|_| Exit::Ok),
-        Job::Diff(p, o) => pools::diff(clients, &p, &o, &mut out, &mut err)
+        Job::Diff(p, o) => pools_output::diff(clients, &p, &o, &mut out, &mut err)
             .await
             .map(|n| if n > 0 { Exit::Differences } else { Exit::Ok }),
     }
