@@ -3,9 +3,10 @@
 //!
 //! This is the only async part of kfsched. Every command takes plain option
 //! structs and the clients built by [`client::connect`]. The node edits
-//! and `node drain` write to injected writers (`out` for results and
-//! reports, `err` for warnings and progress); the pool commands return
-//! their [`pools::NodePlan`]s, which the binary renders. Nothing here prints or exits: the binary maps an [`Error`], whose
+//! stream their result lines and warnings to injected writers (`out`,
+//! `err`); `node drain` reports through a callback of [`drain::Event`]s and
+//! the pool commands return their [`pools::NodePlan`]s, which the binary
+//! renders. Nothing here prints or exits: the binary maps an [`Error`], whose
 //! variants say what refused or failed, to an exit code.
 //!
 //! Edits of `spec.taints`, labels and annotations are read-modify-write
@@ -255,9 +256,22 @@ pub enum Error {
     /// A request could not be built, or the server's answer not read.
     #[error("{0}")]
     Malformed(String),
-    /// A drain did not complete (blocked pods, timeout, failed evictions).
+    /// Pods block the drain, each reason naming the flag that overrides
+    /// it; nothing was evicted.
     #[error("{0}")]
-    DrainIncomplete(String),
+    DrainBlocked(Box<drain::Blocked>),
+    /// The drain did not complete on every node (not drained in time,
+    /// failed evictions, blocked or unreachable nodes); the nodes drained
+    /// stay drained and the others stay cordoned.
+    #[error("{0}")]
+    DrainIncomplete(Box<drain::Incomplete>),
+    /// A request failed before any eviction; `cordons` says what became of
+    /// the cordons this drain added.
+    #[error("{source}{cordons}")]
+    DrainAborted {
+        source: Box<Error>,
+        cordons: drain::CordonsUndone,
+    },
     /// Ctrl-C: new work stopped; what was done is reported.
     #[error("interrupted")]
     Interrupted,

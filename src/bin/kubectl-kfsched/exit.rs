@@ -34,7 +34,9 @@ pub fn of_node_error(e: &kfsched::node::Error) -> Exit {
         Error::Api { .. }
         | Error::NodesFailed(_)
         | Error::Malformed(_)
-        | Error::DrainIncomplete(_) => Exit::Cluster,
+        | Error::DrainBlocked(_)
+        | Error::DrainIncomplete(_)
+        | Error::DrainAborted { .. } => Exit::Cluster,
         Error::Interrupted => Exit::Interrupted,
     }
 }

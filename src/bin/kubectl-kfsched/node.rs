@@ -5,6 +5,7 @@
 //! its outcome to SPEC §4's exit code. Ctrl-C during `node drain` is caught
 //! and handed to the drain (a second Ctrl-C exits at once).
 
+mod drain_output;
 mod pools_output;
 
 use std::io::{IsTerminal, Write};
@@ -13,6 +14,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use crate::exit::Exit;
+use drain_output::DrainOutput;
 use kfsched::node::client::{self, ClientOptions, Clients};
 use kfsched::node::cordon::CordonOptions;
 use kfsched::node::drain::{self, DrainOptions};
@@ -289,7 +291,8 @@ enum Job {
     Taint(TaintOptions),
     Label(LabelOptions),
     Cordon(CordonOptions),
-    Drain(DrainOptions),
+    /// The options, and whether stderr is a terminal (a progress bar).
+    Drain(DrainOptions, bool),
     Apply(Box<Policy>, PoolOptions),
     Diff(Box<Policy>, PoolOptions),
 }
@@ -475,8 +478,7 @@ fn prepare(
                 .then(|| std::time::Duration::from_secs(a.skip_wait_for_delete_timeout));
             o.dry_run = dry_run(&a.dry_run, err)?;
             o.concurrency = a.concurrency;
-            o.progress_bar = std::io::stderr().is_terminal();
-            Job::Drain(o)
+            Job::Drain(o, std::io::stderr().is_terminal())
         }
         NodeCommand::Apply(a) => {
             let p = load_policy(policy, err)?;
@@ -545,7 +547,7 @@ async fn execute(job: Job, clients: &Clients) -> Result<Exit, Error> {
         Job::Cordon(o) => kfsched::node::cordon::run(clients, &o, &mut out, &mut err)
             .await
             .map(|_| Exit::Ok),
-        Job::Drain(o) => {
+        Job::Drain(o, bar) => {
             let (tx, rx) = tokio::sync::watch::channel(false);
             tokio::spawn(async move {
                 if tokio::signal::ctrl_c().await.is_ok() {
@@ -558,7 +560,8 @@ async fn execute(job: Job, clients: &Clients) -> Result<Exit, Error> {
                     }
                 }
             });
-            drain::run(clients, &o, rx, &mut out, &mut err)
+            let mut output = DrainOutput::new(&mut out, &mut err, &o, bar);
+            drain::run(clients, &o, rx, &mut |e| output.event(e))
                 .await
                 .map(|_| Exit::Ok)
         }
