@@ -9,11 +9,12 @@
 //! node stays cordoned.
 
 use std::collections::HashMap;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
@@ -28,7 +29,7 @@ use super::report::{
     NotDrained, PodState, PodStep,
 };
 use super::survey::{Survey, survey};
-use super::watching::{PodChange, watch_budgets, watch_pods};
+use super::watching::{PodChange, pod_changes, wake_on_budgets};
 use crate::client::{self, Clients};
 use crate::cordon::is_cordoned;
 use crate::edit::{Fetched, name_of, resolve};
@@ -369,26 +370,21 @@ impl<'a> Drainer<'a> {
         }
         (self.on_event)(Event::Draining { node: &d.node });
         let raw = &self.clients.raw;
-        // Start watching before the first eviction, from the list's version,
-        // so no deletion is missed.
-        let (pod_tx, mut pod_rx) = mpsc::unbounded_channel();
-        let pods = (opts.dry_run == DryRun::None).then(|| {
-            tokio::spawn(watch_pods(
-                Api::all(raw.clone()),
-                format!("spec.nodeName={}", d.node),
-                std::mem::take(&mut d.rv),
-                pod_tx,
-            ))
-        });
+        // The watch starts before the first eviction; its first list tells
+        // which pods went meanwhile.
+        let mut pods: Option<Pin<Box<dyn Stream<Item = PodChange> + Send>>> = (opts.dry_run
+            == DryRun::None)
+            .then(|| Box::pin(pod_changes(raw.clone(), &d.node)) as _);
         let wakeups = Wakeups::default();
-        let budgets = d.watch_budgets.then(|| {
-            tokio::spawn(watch_budgets(
-                Api::all(raw.clone()),
-                std::mem::take(&mut d.pdb_rv),
-                wakeups.clone(),
-            ))
+        let watch_budgets = d.watch_budgets;
+        let budget_client = raw.clone();
+        let budget_wakeups = wakeups.clone();
+        let mut budgets = pin!(async move {
+            if watch_budgets {
+                wake_on_budgets(budget_client, budget_wakeups).await;
+            }
+            futures::future::pending::<()>().await
         });
-        let mut pods_open = pods.is_some();
         let (stop_tx, stop_rx) = watch::channel(false);
         let ctx = EvictCtx {
             client: raw.clone(),
@@ -440,15 +436,16 @@ impl<'a> Drainer<'a> {
                 node: &d.node,
                 counts: Counts::of(&d.states),
             });
+            let pods_open = pods.is_some();
             tokio::select! {
                 Some((si, outcome)) = in_flight.next(), if !in_flight.is_empty() => {
                     d.on_evicted(si, outcome, emit);
                 }
                 Some(n) = notice_rx.recv() => d.on_notice(n, emit),
-                change = pod_rx.recv(), if pods_open => {
+                change = async { match pods.as_mut() { Some(s) => s.next().await, None => None } }, if pods_open => {
                     match change {
                         Some(c) => d.on_pod_change(c, emit),
-                        None => pods_open = false,
+                        None => pods = None,
                     }
                 }
                 _ = tick.tick() => d.on_tick(),
@@ -464,10 +461,8 @@ impl<'a> Drainer<'a> {
                         let _ = stop_tx.send(true);
                     }
                 }
+                _ = &mut budgets => {}
             }
-        }
-        for w in pods.into_iter().chain(budgets) {
-            w.abort();
         }
         let reason = d.reason();
         let report = d.into_report(reason, started.elapsed());
@@ -489,9 +484,6 @@ struct NodeDrain {
     deleting_since: HashMap<usize, Timestamp>,
     skip_wait: Option<Duration>,
     server_dry_run: bool,
-    /// Where the watches start.
-    rv: String,
-    pdb_rv: String,
     watch_budgets: bool,
     /// The next state to launch.
     next: usize,
@@ -505,8 +497,6 @@ impl NodeDrain {
         let Survey {
             node,
             plans,
-            rv,
-            pdb_rv,
             watch_budgets,
             ..
         } = survey;
@@ -535,8 +525,6 @@ impl NodeDrain {
             deleting_since: HashMap::new(),
             skip_wait: opts.skip_wait_for_delete_timeout,
             server_dry_run: opts.dry_run == DryRun::Server,
-            rv,
-            pdb_rv,
             watch_budgets,
             next: 0,
             stop: None,

@@ -24,10 +24,6 @@ pub(super) struct Survey {
     /// This drain cordoned the node (it was schedulable).
     pub we_cordoned: bool,
     pub plans: Vec<PodPlan>,
-    /// The pod list's resourceVersion: the watch starts there.
-    pub rv: String,
-    /// The budget list's resourceVersion; empty when none were listed.
-    pub pdb_rv: String,
     /// The budgets could be listed and some exist: watch them.
     pub watch_budgets: bool,
 }
@@ -55,12 +51,12 @@ impl Survey {
     }
 }
 
-/// Lists pods in pages of [`CHUNK_SIZE`]; returns them and the list's resourceVersion.
-pub(super) async fn list_pods(
+/// Lists pods in pages of [`CHUNK_SIZE`].
+async fn list_pods(
     api: &Api<Pod>,
     field: &str,
     labels: Option<&str>,
-) -> Result<(Vec<Pod>, String), kube::Error> {
+) -> Result<Vec<Pod>, kube::Error> {
     let mut out = Vec::new();
     let mut token: Option<String> = None;
     loop {
@@ -75,7 +71,7 @@ pub(super) async fn list_pods(
         out.extend(page.items);
         token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
         if token.is_none() {
-            return Ok((out, page.metadata.resource_version.unwrap_or_default()));
+            return Ok(out);
         }
     }
 }
@@ -139,7 +135,7 @@ pub(super) async fn survey(
     let all_pods: Api<Pod> = Api::all(clients.main.clone());
     let field = format!("spec.nodeName={node}");
     let labels = opts.pod_selector.as_ref().map(|s| s.to_query());
-    let (pods, rv) = list_pods(&all_pods, &field, labels.as_deref())
+    let pods = list_pods(&all_pods, &field, labels.as_deref())
         .await
         .map_err(|e| Error::api(format!("cannot list the pods on node/{node}"), e))?;
     let ds_exists = daemonsets(clients, &pods).await;
@@ -161,11 +157,11 @@ pub(super) async fn survey(
 
     // Budgets (best effort: a user who may not list them still drains).
     let mut budgets: Vec<PodDisruptionBudget> = Vec::new();
-    let mut pdb_rv = String::new();
+    let mut listed = false;
     if !opts.disable_eviction && plans.iter().any(|p| p.fate == Fate::Remove) {
         let pdb_api: Api<PodDisruptionBudget> = Api::all(clients.main.clone());
         if let Ok(list) = pdb_api.list(&ListParams::default()).await {
-            pdb_rv = list.metadata.resource_version.clone().unwrap_or_default();
+            listed = true;
             budgets = list.items;
         }
     }
@@ -175,8 +171,6 @@ pub(super) async fn survey(
         node: node.to_string(),
         we_cordoned,
         plans,
-        rv,
-        watch_budgets: !budgets.is_empty() && !pdb_rv.is_empty(),
-        pdb_rv,
+        watch_budgets: listed && !budgets.is_empty(),
     })
 }

@@ -1,22 +1,27 @@
-//! The drain's two watches: the node's pods (one watch for all of them),
-//! so the drain sees each evicted pod go or be replaced (a new UID under
-//! the same name), relisting when the watch expires; and the
-//! PodDisruptionBudgets, so a pod held by a 429 is retried as soon as its
-//! budget allows a disruption.
+//! The drain's two watches, on `kube::runtime`'s watcher with its default
+//! backoff, so an error or an expired resourceVersion relists and resumes
+//! instead of ending the watch:
+//!
+//! - [`pod_changes`]: the node's pods (one watch for all of them, not one
+//!   `await_condition(is_deleted(uid))` per pod), so the drain sees each
+//!   evicted pod go or be replaced (a new UID under the same name);
+//! - [`wake_on_budgets`]: the PodDisruptionBudgets, so a pod held by a 429
+//!   is retried as soon as its budget allows a disruption.
+//!
+//! Neither polls: each (re)start is one LIST, then a WATCH from there.
 
 use std::collections::HashSet;
-use std::time::Duration;
 
-use futures::TryStreamExt;
+use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, WatchEvent, WatchParams};
-use tokio::sync::mpsc;
+use kube::api::Api;
+use kube::core::PartialObjectMeta;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
 
 use super::eviction::Wakeups;
-use super::survey::list_pods;
-use crate::client;
 
 /// What the pod watch saw.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,130 +34,109 @@ pub(super) enum PodChange {
     },
     /// The pod with this UID was deleted.
     Gone { key: String, uid: String },
-    /// A fresh list after the watch expired: every pod that exists, as
-    /// `(ns/name, uid)`; any other is gone.
+    /// A complete list (at the start, and after the watch restarted): every
+    /// pod that exists, as `(ns/name, uid)`; any other is gone.
     Snapshot(HashSet<(String, String)>),
 }
 
-fn pod_key(p: &Pod) -> (String, String) {
+fn pod_key(meta: &PartialObjectMeta<Pod>) -> (String, String) {
+    let m = &meta.metadata;
     (
         format!(
             "{}/{}",
-            p.metadata.namespace.as_deref().unwrap_or(""),
-            p.metadata.name.as_deref().unwrap_or("")
+            m.namespace.as_deref().unwrap_or(""),
+            m.name.as_deref().unwrap_or("")
         ),
-        p.metadata.uid.clone().unwrap_or_default(),
+        m.uid.clone().unwrap_or_default(),
     )
 }
 
-/// Watches the node's pods from `rv`, relisting when the watch expires.
-pub(super) async fn watch_pods(
-    api: Api<Pod>,
-    field: String,
-    mut rv: String,
-    tx: mpsc::UnboundedSender<PodChange>,
-) {
-    let mut failures = 0u32;
-    loop {
-        let wp = WatchParams::default().fields(&field).timeout(290);
-        let mut relist = false;
-        match api.watch(&wp, &rv).await {
-            Ok(stream) => {
-                let mut stream = std::pin::pin!(stream);
-                loop {
-                    match stream.try_next().await {
-                        Ok(Some(WatchEvent::Added(p))) | Ok(Some(WatchEvent::Modified(p))) => {
-                            failures = 0;
-                            rv = p.metadata.resource_version.clone().unwrap_or(rv);
-                            let (key, uid) = pod_key(&p);
-                            let deleting_since =
-                                p.metadata.deletion_timestamp.as_ref().map(|t| t.0);
-                            if tx
-                                .send(PodChange::Present {
-                                    key,
-                                    uid,
-                                    deleting_since,
-                                })
-                                .is_err()
-                            {
-                                return;
-                            }
-                        }
-                        Ok(Some(WatchEvent::Deleted(p))) => {
-                            rv = p.metadata.resource_version.clone().unwrap_or(rv);
-                            let (key, uid) = pod_key(&p);
-                            if tx.send(PodChange::Gone { key, uid }).is_err() {
-                                return;
-                            }
-                        }
-                        Ok(Some(WatchEvent::Bookmark(b))) => rv = b.metadata.resource_version,
-                        Ok(Some(WatchEvent::Error(s))) => {
-                            relist = s.code == 410;
-                            break;
-                        }
-                        Ok(None) => break,
-                        Err(_) => break,
-                    }
-                }
-            }
-            Err(e) => {
-                relist = client::status_code(&e) == Some(410);
-                failures += 1;
-            }
-        }
-        if failures > 0 {
-            tokio::time::sleep(Duration::from_millis(200 * u64::from(failures.min(10)))).await;
-        }
-        if relist || rv.is_empty() {
-            match list_pods(&api, &field, None).await {
-                Ok((pods, new_rv)) => {
-                    rv = new_rv;
-                    let set = pods.iter().map(pod_key).collect();
-                    if tx.send(PodChange::Snapshot(set)).is_err() {
-                        return;
-                    }
-                }
-                Err(_) => failures += 1,
-            }
-        }
+fn present(meta: &PartialObjectMeta<Pod>) -> PodChange {
+    let (key, uid) = pod_key(meta);
+    PodChange::Present {
+        key,
+        uid,
+        deleting_since: meta.metadata.deletion_timestamp.as_ref().map(|t| t.0),
     }
 }
 
-/// Watches the PodDisruptionBudgets; when one allows `n` disruptions, wakes
-/// up to `n` of the eviction loops it holds.
-pub(super) async fn watch_budgets(api: Api<PodDisruptionBudget>, mut rv: String, wakeups: Wakeups) {
-    loop {
-        let wp = WatchParams::default().timeout(290);
-        let Ok(stream) = api.watch(&wp, &rv).await else {
-            // No rights or no watch: the eviction loops fall back to timed retries.
-            return;
-        };
-        let mut stream = std::pin::pin!(stream);
-        while let Ok(Some(ev)) = stream.try_next().await {
-            match ev {
-                WatchEvent::Added(p) | WatchEvent::Modified(p) => {
-                    rv = p.metadata.resource_version.clone().unwrap_or(rv);
-                    let allowed = p
-                        .status
-                        .as_ref()
-                        .and_then(|s| s.disruptions_allowed)
-                        .unwrap_or(0);
-                    if allowed > 0 {
-                        let key = format!(
-                            "{}/{}",
-                            p.metadata.namespace.as_deref().unwrap_or(""),
-                            p.metadata.name.as_deref().unwrap_or("")
-                        );
-                        let n = wakeups.get(&key);
-                        for _ in 0..allowed.min(64) {
-                            n.notify_one();
-                        }
-                    }
+/// The pods on `node`, watched by metadata only (the drain needs names,
+/// UIDs and deletion timestamps). Errors are retried with the watcher's
+/// backoff and never end the stream.
+pub(super) fn pod_changes(
+    client: kube::Client,
+    node: &str,
+) -> impl Stream<Item = PodChange> + Send + use<> {
+    let config = watcher::Config::default().fields(&format!("spec.nodeName={node}"));
+    let mut listing: Option<HashSet<(String, String)>> = None;
+    watcher::watcher(Api::<PartialObjectMeta<Pod>>::all(client), config)
+        .default_backoff()
+        .filter_map(move |event| {
+            let change = match event {
+                Ok(Event::Apply(p)) => Some(present(&p)),
+                Ok(Event::Delete(p)) => {
+                    let (key, uid) = pod_key(&p);
+                    Some(PodChange::Gone { key, uid })
                 }
-                WatchEvent::Deleted(p) => rv = p.metadata.resource_version.clone().unwrap_or(rv),
-                WatchEvent::Bookmark(b) => rv = b.metadata.resource_version,
-                WatchEvent::Error(_) => return,
-            }
+                Ok(Event::Init) => {
+                    listing = Some(HashSet::new());
+                    None
+                }
+                Ok(Event::InitApply(p)) => {
+                    if let Some(set) = listing.as_mut() {
+                        set.insert(pod_key(&p));
+                    }
+                    Some(present(&p))
+                }
+                Ok(Event::InitDone) => listing.take().map(PodChange::Snapshot),
+                // The backoff retries; the next list says what changed meanwhile.
+                Err(_) => None,
+            };
+            futures::future::ready(change)
+        })
+}
+
+/// Watches the PodDisruptionBudgets; when one allows `n` disruptions, wakes
+/// up to `n` of the eviction loops it holds. Never returns.
+///
+/// The first list is what the drain's own list of budgets already said, so
+/// it wakes nobody; a list after a restart may report a disruption that was
+/// allowed while the watch was down, so it wakes as any change does.
+pub(super) async fn wake_on_budgets(client: kube::Client, wakeups: Wakeups) {
+    let mut first_list = true;
+    watcher::watcher(
+        Api::<PodDisruptionBudget>::all(client),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .for_each(|event| {
+        match event {
+            Ok(Event::Apply(b)) => wake(&b, &wakeups),
+            Ok(Event::InitApply(b)) if !first_list => wake(&b, &wakeups),
+            Ok(Event::InitDone) => first_list = false,
+            _ => {}
         }
+        futures::future::ready(())
+    })
+    .await;
+}
+
+fn wake(budget: &PodDisruptionBudget, wakeups: &Wakeups) {
+    let allowed = budget
+        .status
+        .as_ref()
+        .and_then(|s| s.disruptions_allowed)
+        .unwrap_or(0);
+    if allowed <= 0 {
+        return;
+    }
+    let key = format!(
+        "{}/{}",
+        budget.metadata.namespace.as_deref().unwrap_or(""),
+        budget.metadata.name.as_deref().unwrap_or("")
+    );
+    let n = wakeups.get(&key);
+    for _ in 0..allowed.min(64) {
+        n.notify_one();
     }
 }
