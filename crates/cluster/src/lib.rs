@@ -200,6 +200,7 @@ pub enum RefusalKind {
 #[error("{message}")]
 pub struct Refusal {
     pub kind: RefusalKind,
+    /// One line (a pool conflict may take more), starting with `node/NAME`.
     pub message: String,
 }
 

@@ -34,5 +34,5 @@ pub use options::{DEFAULT_CONCURRENCY, DrainOptions};
 pub use orchestration::{Drainer, run};
 pub use report::{
     Blocked, BlockedPod, CordonsUndone, Counts, DrainReport, Event, Incomplete, NodeFailure,
-    NodeReport, NotDrained, PodState, PodStep, plural,
+    NodeReport, NotDrained, PodState, PodStep,
 };

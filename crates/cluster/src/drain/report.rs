@@ -113,7 +113,7 @@ impl fmt::Display for NotDrained {
 }
 
 /// `s` unless there is one.
-pub fn plural(n: usize) -> &'static str {
+fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 

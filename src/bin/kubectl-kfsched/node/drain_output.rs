@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use kfsched::node::DryRun;
 use kfsched::node::drain::{
-    Counts, DrainOptions, Event, Fate, NodeReport, PodPlan, PodState, PodStep, plural,
+    Counts, DrainOptions, Event, Fate, NodeReport, PodPlan, PodState, PodStep,
 };
 
 /// How often a budget that keeps refusing is mentioned again.
@@ -17,6 +17,11 @@ const NOTICE_EVERY: Duration = Duration::from_secs(10);
 /// The bar is redrawn at most this often.
 const REDRAW_EVERY: Duration = Duration::from_millis(100);
 const BAR_WIDTH: usize = 30;
+
+/// `s` unless there is one.
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
 
 /// Turns drain events into output.
 pub struct DrainOutput<'w> {
