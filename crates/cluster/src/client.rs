@@ -284,42 +284,47 @@ fn apply_overrides(
     if let Some(name) = &user_name
         && let Some(named) = kubeconfig.auth_infos.iter_mut().find(|u| &u.name == name)
     {
-        let user = named.auth_info.get_or_insert_with(AuthInfo::default);
-        // kube-rs tries an auth provider and basic auth before a token, and
-        // an exec plugin's certificate over a file's; kubectl's flag wins
-        // over what the entry had, so the entry's other methods go.
-        if let Some(t) = &o.token {
-            user.token = Some(t.clone().into());
-            user.token_file = None;
-            user.auth_provider = None;
-            user.exec = None;
-            user.username = None;
-            user.password = None;
-        }
-        if let Some(p) = &o.client_certificate {
-            user.client_certificate = Some(flag_file("--client-certificate", p)?);
-            user.client_certificate_data = None;
-            user.exec = None;
-        }
-        if let Some(p) = &o.client_key {
-            user.client_key = Some(flag_file("--client-key", p)?);
-            user.client_key_data = None;
-        }
-        if let Some(a) = &o.impersonate {
-            user.impersonate = Some(a.clone());
-        }
-        if !o.impersonate_groups.is_empty() {
-            user.impersonate_groups = Some(o.impersonate_groups.clone());
-        }
-        // client-go refuses the same: groups are impersonated for a user.
-        if !o.impersonate_groups.is_empty() && user.impersonate.is_none() {
-            return Err(Error::Config(
-                "--as-group needs --as USER (the user whose groups they are)".into(),
-            ));
-        }
+        override_user(named.auth_info.get_or_insert_with(AuthInfo::default), o)?;
     }
     default_scheme(kubeconfig, &cluster_name, user_name.as_deref())?;
     Ok((cluster_name, user_name))
+}
+
+/// The user flags over a kubeconfig user entry.
+fn override_user(user: &mut AuthInfo, o: &Overrides) -> Result<(), Error> {
+    // kube-rs tries an auth provider and basic auth before a token, and
+    // an exec plugin's certificate over a file's; kubectl's flag wins
+    // over what the entry had, so the entry's other methods go.
+    if let Some(t) = &o.token {
+        user.token = Some(t.clone().into());
+        user.token_file = None;
+        user.auth_provider = None;
+        user.exec = None;
+        user.username = None;
+        user.password = None;
+    }
+    if let Some(p) = &o.client_certificate {
+        user.client_certificate = Some(flag_file("--client-certificate", p)?);
+        user.client_certificate_data = None;
+        user.exec = None;
+    }
+    if let Some(p) = &o.client_key {
+        user.client_key = Some(flag_file("--client-key", p)?);
+        user.client_key_data = None;
+    }
+    if let Some(a) = &o.impersonate {
+        user.impersonate = Some(a.clone());
+    }
+    if !o.impersonate_groups.is_empty() {
+        user.impersonate_groups = Some(o.impersonate_groups.clone());
+    }
+    // client-go refuses the same: groups are impersonated for a user.
+    if !o.impersonate_groups.is_empty() && user.impersonate.is_none() {
+        return Err(Error::Config(
+            "--as-group needs --as USER (the user whose groups they are)".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// client-go's `DefaultServerURL`: a server given as `host:port` gets
@@ -566,6 +571,41 @@ fn read_one(path: &Path) -> Result<Kubeconfig, Error> {
             chain(&e)
         ))
     })
+}
+
+/// The kubeconfig files kubectl would read, in order, whether they exist
+/// or not: `--kubeconfig`, else every file of `$KUBECONFIG`, else
+/// `~/.kube/config`.
+pub fn kubeconfig_files(opts: &ClientOptions) -> Vec<PathBuf> {
+    if let Some(p) = &opts.kubeconfig {
+        return vec![p.clone()];
+    }
+    if let Some(env) = opts.kubeconfig_env.as_ref().filter(|e| !e.is_empty()) {
+        return std::env::split_paths(env)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+    }
+    opts.home
+        .iter()
+        .map(|h| h.join(".kube").join("config"))
+        .collect()
+}
+
+/// The context names of [`kubeconfig_files`], once each, in order. Files
+/// that are missing or cannot be read are skipped: this is for completion,
+/// which offers what it finds.
+pub fn context_names(opts: &ClientOptions) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in kubeconfig_files(opts) {
+        if let Ok(k) = Kubeconfig::read_from(&p) {
+            for c in k.contexts {
+                if !out.contains(&c.name) {
+                    out.push(c.name);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// An error and its sources, deduplicated, on one line.

@@ -24,7 +24,7 @@ use kube::core::Request;
 use serde_json::Value as Json;
 
 use super::client::{Clients, is_conflict, is_not_found};
-use super::{DryRun, Error, FIELD_MANAGER, Targets};
+use super::{DryRun, Error, FIELD_MANAGER, Refusal, Targets};
 
 /// How many node writes are in flight at once.
 pub const WRITE_CONCURRENCY: usize = 32;
@@ -48,7 +48,7 @@ pub enum Step {
     /// Nothing to do.
     Unchanged { verb: String, notes: Vec<String> },
     /// The node's state refuses the change; the message names the flag.
-    Refuse(String),
+    Refuse(Refusal),
 }
 
 /// Counts of what happened.
@@ -91,7 +91,7 @@ pub struct Fetched {
 impl Fetched {
     fn from_raw(raw: Json) -> Result<Fetched, Error> {
         let node: Node = serde_json::from_value(raw.clone()).map_err(|e| {
-            Error::Failed(format!(
+            Error::Malformed(format!(
                 "the API server sent a node kfsched cannot read: {e}"
             ))
         })?;
@@ -113,7 +113,7 @@ fn nodes_request() -> Request {
 }
 
 fn build_error(e: kube::core::request::Error) -> Error {
-    Error::Failed(format!("cannot build the request: {e}"))
+    Error::Malformed(format!("cannot build the request: {e}"))
 }
 
 async fn get_raw(clients: &Clients, name: &str) -> Result<Json, kube::Error> {
@@ -264,19 +264,7 @@ where
         }
     }
     if !refusals.is_empty() {
-        if refusals.len() == 1 {
-            return Err(Error::Refused(format!(
-                "{}; nothing was written",
-                refusals[0]
-            )));
-        }
-        for r in &refusals {
-            let _ = writeln!(err, "error: {r}");
-        }
-        return Err(Error::Refused(format!(
-            "{} nodes refuse the change; nothing was written",
-            refusals.len()
-        )));
+        return Err(Error::Refused(refusals));
     }
     for (name, verb, notes) in unchanged_lines {
         for n in notes {
@@ -317,14 +305,7 @@ where
     match failures.len() {
         0 => Ok(summary),
         1 => Err(failures.remove(0)),
-        n => {
-            for f in &failures {
-                let _ = writeln!(err, "error: {f}");
-            }
-            Err(Error::Failed(format!(
-                "{n} nodes were not changed (see the errors above)"
-            )))
-        }
+        _ => Err(Error::NodesFailed(failures)),
     }
 }
 
@@ -384,7 +365,7 @@ where
                     gone: false,
                 });
             }
-            Step::Refuse(m) => return Err(Error::Refused(m)),
+            Step::Refuse(r) => return Err(Error::RefusedOnRetry(r)),
             Step::Write {
                 patch,
                 verb,
@@ -418,7 +399,7 @@ where
                 field_manager: Some(FIELD_MANAGER.into()),
             };
             let bytes = serde_json::to_vec(&body)
-                .map_err(|e| Error::Failed(format!("cannot encode node/{name}: {e}")))?;
+                .map_err(|e| Error::Malformed(format!("cannot encode node/{name}: {e}")))?;
             let req = nodes_request()
                 .replace(&name, &pp, bytes)
                 .map_err(build_error)?;

@@ -14,7 +14,7 @@ use serde_json::{Map, Value as Json, json};
 
 use super::client::Clients;
 use super::edit::{self, Step, Summary, name_of};
-use super::{DryRun, Error, Targets};
+use super::{DryRun, Error, Refusal, RefusalKind, Targets};
 use kfsched_core::k8s;
 
 /// One change asked for on the command line.
@@ -201,7 +201,7 @@ pub fn apply_changes(
 /// Plans one node.
 pub fn plan(node: &Node, changes: &[LabelChange], overwrite: bool) -> Step {
     match apply_changes(node, changes, overwrite) {
-        Err(m) => Step::Refuse(m),
+        Err(m) => Step::Refuse(Refusal::new(RefusalKind::NeedsOverwrite, m)),
         Ok(LabelPlan { patch, verb, notes }) if patch.is_empty() => Step::Unchanged {
             verb: verb.into(),
             notes,
@@ -296,7 +296,7 @@ mod tests {
             Step::Unchanged { .. }
         ));
         assert!(
-            matches!(plan(&n, &ch(&["a=2"]), false), Step::Refuse(m) if m.contains("'a' already has a value (1), and --overwrite is false"))
+            matches!(plan(&n, &ch(&["a=2"]), false), Step::Refuse(m) if m.message.contains("'a' already has a value (1), and --overwrite is false"))
         );
         assert!(matches!(plan(&n, &ch(&["a=2"]), true), Step::Write { .. }));
         match plan(&n, &ch(&["zz-"]), false) {

@@ -2,9 +2,12 @@
 //! policy's node pools (apply/diff/prune) on a real cluster.
 //!
 //! This is the only async part of kfsched. Every command takes plain option
-//! structs, a [`kube::Client`] built by [`client::connect`], and injected
-//! writers: `out` for results and reports, `err` for warnings and progress.
-//! Nothing here prints or exits: the binary maps an [`Error`] to an exit code.
+//! structs and the clients built by [`client::connect`]. The node edits
+//! stream their result lines and warnings to injected writers (`out`,
+//! `err`); `node drain` reports through a callback of [`drain::Event`]s and
+//! the pool commands return their [`pools::NodePlan`]s, which the binary
+//! renders. Nothing here prints or exits: the binary maps an [`Error`], whose
+//! variants say what refused or failed, to an exit code.
 //!
 //! Edits of `spec.taints`, labels and annotations are read-modify-write
 //! cycles guarded by the node's `resourceVersion` and retried on 409
@@ -16,6 +19,7 @@ pub mod cordon;
 pub mod drain;
 pub mod edit;
 pub mod label;
+pub mod nodes;
 pub mod pools;
 pub mod taint;
 
@@ -178,6 +182,37 @@ impl DryRun {
     }
 }
 
+/// Why a node refuses a change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefusalKind {
+    /// The node has another value for the same label, or taint key and
+    /// effect, that someone else set: `--overwrite` replaces it.
+    NeedsOverwrite,
+    /// The node is in pools that want different values for one label or taint.
+    PoolsDisagree,
+    /// The node's `kfsched.dev/managed` annotation is not a record kfsched can read.
+    UnreadableRecord,
+}
+
+/// One node that refuses a change: what kind of refusal, and the message,
+/// which names the node and the flag or fix that lifts it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Refusal {
+    pub kind: RefusalKind,
+    /// One line (a pool conflict may take more), starting with `node/NAME`.
+    pub message: String,
+}
+
+impl Refusal {
+    pub fn new(kind: RefusalKind, message: impl Into<String>) -> Refusal {
+        Refusal {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
 /// Why a live command failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -187,10 +222,25 @@ pub enum Error {
     /// The kubeconfig could not be found, read or used; nothing was sent.
     #[error("{0}")]
     Config(String),
-    /// The cluster's current state refuses the change (a conflicting value
-    /// without `--overwrite`, a conflict between pools); nothing was written.
+    /// Nodes refuse the change as read (a conflicting value without
+    /// `--overwrite`, pools that disagree, an unreadable record); nothing was
+    /// written. With more than one, the message counts them and the caller
+    /// lists them.
+    #[error("{}", refused(.0))]
+    Refused(Vec<Refusal>),
+    /// A node, read again after a concurrent write (409 Conflict), now
+    /// refuses the change; the other nodes' writes stand.
     #[error("{0}")]
-    Refused(String),
+    RefusedOnRetry(Refusal),
+    /// `node apply` and `node diff`: nodes are in pools that want different
+    /// values; nothing was written. One refusal per node.
+    #[error("{}", lines(.0, "\n"))]
+    PoolsDisagree(Vec<Refusal>),
+    /// `node apply`: the pools' values conflict with values already on the
+    /// nodes (someone else's, without `--overwrite`), or a node's record
+    /// cannot be read; nothing was written. One refusal per conflict.
+    #[error("the pools conflict with values already on the nodes; nothing was written:\n  {}", lines(.0, "\n  "))]
+    PoolConflicts(Vec<Refusal>),
     /// An API request failed; `message` is one readable line.
     #[error("{action}: {message}")]
     Api {
@@ -200,15 +250,46 @@ pub enum Error {
         #[source]
         source: Option<Box<kube::Error>>,
     },
-    /// Some targets failed; each failure was already written to `err`.
+    /// Several nodes were not changed, each for its own reason (the caller
+    /// lists them); the other nodes' results stand.
+    #[error("{} nodes were not changed (see the errors above)", .0.len())]
+    NodesFailed(Vec<Error>),
+    /// A request could not be built, or the server's answer not read.
     #[error("{0}")]
-    Failed(String),
-    /// A drain did not complete (blocked pods, timeout, failed evictions).
+    Malformed(String),
+    /// Pods block the drain, each reason naming the flag that overrides
+    /// it; nothing was evicted.
     #[error("{0}")]
-    DrainIncomplete(String),
+    DrainBlocked(Box<drain::Blocked>),
+    /// The drain did not complete on every node (not drained in time,
+    /// failed evictions, blocked or unreachable nodes); the nodes drained
+    /// stay drained and the others stay cordoned.
+    #[error("{0}")]
+    DrainIncomplete(Box<drain::Incomplete>),
+    /// A request failed before any eviction; `cordons` says what became of
+    /// the cordons this drain added.
+    #[error("{source}{cordons}")]
+    DrainAborted {
+        source: Box<Error>,
+        cordons: drain::CordonsUndone,
+    },
     /// Ctrl-C: new work stopped; what was done is reported.
     #[error("interrupted")]
     Interrupted,
+}
+
+fn refused(r: &[Refusal]) -> String {
+    match r {
+        [one] => format!("{one}; nothing was written"),
+        _ => format!("{} nodes refuse the change; nothing was written", r.len()),
+    }
+}
+
+fn lines(r: &[Refusal], sep: &str) -> String {
+    r.iter()
+        .map(|r| r.message.as_str())
+        .collect::<Vec<_>>()
+        .join(sep)
 }
 
 impl Error {

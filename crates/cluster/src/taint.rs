@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::client::Clients;
 use super::edit::{self, Step, Summary, name_of};
-use super::{DryRun, Error, Targets};
+use super::{DryRun, Error, Refusal, RefusalKind, Targets};
 use kfsched_core::k8s;
 
 /// The effects the API server accepts.
@@ -354,7 +354,7 @@ impl Outcome {
 /// Plans one node.
 pub fn plan(node: &Node, changes: &[TaintChange], overwrite: bool) -> Step {
     match apply_changes(node, changes, overwrite) {
-        Err(m) => Step::Refuse(m),
+        Err(m) => Step::Refuse(Refusal::new(RefusalKind::NeedsOverwrite, m)),
         Ok((_, o)) if !o.added && !o.removed => Step::Unchanged {
             verb: o.verb(overwrite).into(),
             notes: o.notes,

@@ -20,7 +20,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use kfsched::node::client::Overrides;
+use kfsched::node::client::{self, ClientOptions, Overrides};
 use kfsched::policy::Policy;
 
 /// Cobra's `ShellCompDirective` bits, as kubectl's completion scripts read them.
@@ -503,20 +503,22 @@ impl Environment {
         }
     }
 
-    /// The kubeconfig files kubectl would read, in order.
-    fn kubeconfig_files(&self, explicit: Option<&Path>) -> Vec<PathBuf> {
-        if let Some(p) = explicit {
-            return vec![p.to_path_buf()];
+    /// Where the typed connection flags and this environment say the
+    /// kubeconfig is.
+    fn client_options(
+        &self,
+        kubeconfig: Option<&Path>,
+        context: Option<&str>,
+        overrides: &Overrides,
+    ) -> ClientOptions {
+        ClientOptions {
+            kubeconfig: kubeconfig.map(Path::to_path_buf),
+            context: context.map(str::to_string),
+            kubeconfig_env: self.kubeconfig_env.clone(),
+            home: self.home.clone(),
+            request_timeout: Some(self.timeout),
+            overrides: overrides.clone(),
         }
-        if let Some(env) = self.kubeconfig_env.as_ref().filter(|e| !e.is_empty()) {
-            return std::env::split_paths(env)
-                .filter(|p| !p.as_os_str().is_empty())
-                .collect();
-        }
-        self.home
-            .iter()
-            .map(|h| h.join(".kube").join("config"))
-            .collect()
     }
 }
 
@@ -528,17 +530,7 @@ impl Sources for Environment {
     }
 
     fn contexts(&self, kubeconfig: Option<&Path>) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for p in self.kubeconfig_files(kubeconfig) {
-            if let Ok(k) = kube::config::Kubeconfig::read_from(&p) {
-                for c in k.contexts {
-                    if !out.contains(&c.name) {
-                        out.push(c.name);
-                    }
-                }
-            }
-        }
-        out
+        client::context_names(&self.client_options(kubeconfig, None, &Overrides::default()))
     }
 
     fn nodes(
@@ -547,44 +539,16 @@ impl Sources for Environment {
         context: Option<&str>,
         overrides: &Overrides,
     ) -> Vec<String> {
-        let opts = kfsched::node::client::ClientOptions {
-            kubeconfig: kubeconfig.map(Path::to_path_buf),
-            context: context.map(str::to_string),
-            kubeconfig_env: self.kubeconfig_env.clone(),
-            home: self.home.clone(),
-            request_timeout: Some(self.timeout),
-            overrides: overrides.clone(),
-        };
+        let opts = self.client_options(kubeconfig, context, overrides);
         let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
         else {
             return Vec::new();
         };
-        let timeout = self.timeout;
-        let names = runtime.block_on(async move {
-            tokio::time::timeout(timeout, async {
-                let clients = kfsched::node::client::connect(&opts).await.ok()?;
-                let api: kube::Api<k8s_openapi::api::core::v1::Node> = kube::Api::all(clients.main);
-                let list = api
-                    .list_metadata(&kube::api::ListParams::default())
-                    .await
-                    .ok()?;
-                Some(
-                    list.items
-                        .into_iter()
-                        .filter_map(|n| n.metadata.name)
-                        .collect::<Vec<String>>(),
-                )
-            })
-            .await
-            .ok()
-            .flatten()
-        });
+        let names = runtime.block_on(kfsched::node::nodes::names(&opts, self.timeout));
         runtime.shutdown_background();
-        let mut names = names.unwrap_or_default();
-        names.sort();
-        names
+        names.unwrap_or_default()
     }
 }
 

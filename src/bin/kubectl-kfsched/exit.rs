@@ -25,8 +25,18 @@ impl Exit {
 pub fn of_node_error(e: &kfsched::node::Error) -> Exit {
     use kfsched::node::Error;
     match e {
-        Error::Usage(_) | Error::Config(_) | Error::Refused(_) => Exit::Usage,
-        Error::Api { .. } | Error::Failed(_) | Error::DrainIncomplete(_) => Exit::Cluster,
+        Error::Usage(_)
+        | Error::Config(_)
+        | Error::Refused(_)
+        | Error::RefusedOnRetry(_)
+        | Error::PoolsDisagree(_)
+        | Error::PoolConflicts(_) => Exit::Usage,
+        Error::Api { .. }
+        | Error::NodesFailed(_)
+        | Error::Malformed(_)
+        | Error::DrainBlocked(_)
+        | Error::DrainIncomplete(_)
+        | Error::DrainAborted { .. } => Exit::Cluster,
         Error::Interrupted => Exit::Interrupted,
     }
 }

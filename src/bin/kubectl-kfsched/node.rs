@@ -1,9 +1,12 @@
 //! `node` subcommands: flags here, work in `kfsched::node`.
 //!
 //! Turns the flags into the library's option structs, builds a tokio
-//! runtime, connects, runs one command and maps its outcome to SPEC §4's
-//! exit code. Ctrl-C during `node drain` is caught and handed to the drain
-//! (a second Ctrl-C exits at once).
+//! runtime, connects, runs one command, prints what it reports and maps
+//! its outcome to SPEC §4's exit code. Ctrl-C during `node drain` is caught
+//! and handed to the drain (a second Ctrl-C exits at once).
+
+mod drain_output;
+mod pools_output;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -11,6 +14,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use crate::exit::Exit;
+use drain_output::DrainOutput;
 use kfsched::node::client::{self, ClientOptions, Clients};
 use kfsched::node::cordon::CordonOptions;
 use kfsched::node::drain::{self, DrainOptions};
@@ -287,7 +291,8 @@ enum Job {
     Taint(TaintOptions),
     Label(LabelOptions),
     Cordon(CordonOptions),
-    Drain(DrainOptions),
+    /// The options, and whether stderr is a terminal (a progress bar).
+    Drain(DrainOptions, bool),
     Apply(Box<Policy>, PoolOptions),
     Diff(Box<Policy>, PoolOptions),
 }
@@ -329,12 +334,31 @@ pub fn run(args: NodeArgs, policy: Option<PathBuf>, verbose: bool) -> Exit {
     match result {
         Ok(exit) => exit,
         Err(e) => {
-            if !matches!(e, Error::Interrupted) {
-                let _ = writeln!(err, "error: {e}");
-            }
+            report_error(&e, &mut err);
             crate::exit::of_node_error(&e)
         }
     }
+}
+
+/// Prints a failed command's error: first the errors its message refers
+/// to ("see the errors above"), then the message; nothing for Ctrl-C,
+/// whose report is printed already.
+fn report_error(e: &Error, err: &mut dyn Write) {
+    match e {
+        Error::Interrupted => return,
+        Error::Refused(refusals) if refusals.len() > 1 => {
+            for r in refusals {
+                let _ = writeln!(err, "error: {r}");
+            }
+        }
+        Error::NodesFailed(failures) => {
+            for f in failures {
+                let _ = writeln!(err, "error: {f}");
+            }
+        }
+        _ => {}
+    }
+    let _ = writeln!(err, "error: {e}");
 }
 
 fn usage(err: &mut dyn Write, msg: impl std::fmt::Display) -> Exit {
@@ -454,8 +478,7 @@ fn prepare(
                 .then(|| std::time::Duration::from_secs(a.skip_wait_for_delete_timeout));
             o.dry_run = dry_run(&a.dry_run, err)?;
             o.concurrency = a.concurrency;
-            o.progress_bar = std::io::stderr().is_terminal();
-            Job::Drain(o)
+            Job::Drain(o, std::io::stderr().is_terminal())
         }
         NodeCommand::Apply(a) => {
             let p = load_policy(policy, err)?;
@@ -524,7 +547,7 @@ async fn execute(job: Job, clients: &Clients) -> Result<Exit, Error> {
         Job::Cordon(o) => kfsched::node::cordon::run(clients, &o, &mut out, &mut err)
             .await
             .map(|_| Exit::Ok),
-        Job::Drain(o) => {
+        Job::Drain(o, bar) => {
             let (tx, rx) = tokio::sync::watch::channel(false);
             tokio::spawn(async move {
                 if tokio::signal::ctrl_c().await.is_ok() {
@@ -537,14 +560,15 @@ async fn execute(job: Job, clients: &Clients) -> Result<Exit, Error> {
                     }
                 }
             });
-            drain::run(clients, &o, rx, &mut out, &mut err)
+            let mut output = DrainOutput::new(&mut out, &mut err, &o, bar);
+            drain::run(clients, &o, rx, &mut |e| output.event(e))
                 .await
                 .map(|_| Exit::Ok)
         }
-        Job::Apply(p, o) => pools::apply(clients, &p, &o, &mut out, &mut err)
+        Job::Apply(p, o) => pools_output::apply(clients, &p, &o, &mut out, &mut err)
             .await
             .map(|_| Exit::Ok),
-        Job::Diff(p, o) => pools::diff(clients, &p, &o, &mut out, &mut err)
+        Job::Diff(p, o) => pools_output::diff(clients, &p, &o, &mut out, &mut err)
             .await
             .map(|n| if n > 0 { Exit::Differences } else { Exit::Ok }),
     }

@@ -1,108 +1,26 @@
-//! `node apply` / `node diff`: make the nodes of every `spec.nodePools`
-//! entry carry the pool's labels and taints, and remember what was added.
+//! Planning, pure: which pools a node is in, what they want on it
+//! ([`desired`]), and the [`NodePlan`] that gets it there from what the node
+//! carries and what its record says an earlier apply added ([`plan_node`]).
 //!
 //! A node belongs to a pool when its name matches one of the pool's
 //! `nodes` globs **or** its labels match the pool's `nodeSelector` (either
-//! form alone is enough; a pool with neither selects nothing). What apply
-//! writes is recorded on the node in the annotation `kfsched.dev/managed`
-//! (`{"labels":{"k":"v"},"taints":["k=v:NoSchedule"]}`); `--prune` removes
-//! exactly those entries once the policy no longer declares them, and only
-//! while the node still carries the value apply wrote. Labels and taints
-//! that were already on the node, or that someone changed since, are never
-//! touched by prune. A value apply itself wrote may be changed by a later
-//! apply without `--overwrite`; anyone else's value needs `--overwrite`.
+//! form alone is enough; a pool with neither selects nothing). Labels and
+//! taints that were already on the node, or that someone changed since an
+//! apply wrote them, are never touched by prune. A value apply itself wrote
+//! may be changed by a later apply without `--overwrite`; anyone else's
+//! value needs `--overwrite`.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 
 use k8s_openapi::api::core::v1::{Node, Taint};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json, json};
 
-use super::client::Clients;
-use super::edit::{self, Fetched, Step, Summary, list_nodes, name_of};
-use super::taint::{TaintChange, display, parse_change};
-use super::{DryRun, Error};
+use super::record::{MANAGED_ANNOTATION, Managed, Split, read_record};
+use crate::edit::{Fetched, name_of};
+use crate::taint::{TaintChange, display, parse_change};
+use crate::{DryRun, Error, Refusal, RefusalKind};
 use kfsched_core::policy::{NodePool, Policy};
 
-/// The annotation that records what `node apply` added.
-pub const MANAGED_ANNOTATION: &str = "kfsched.dev/managed";
-
-/// What one policy's applies added to a node.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Managed {
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub labels: BTreeMap<String, String>,
-    /// `key=value:Effect` / `key:Effect`, sorted.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub taints: Vec<String>,
-}
-
-impl Managed {
-    fn is_empty(&self) -> bool {
-        self.labels.is_empty() && self.taints.is_empty()
-    }
-}
-
-/// The content of [`MANAGED_ANNOTATION`]: what each policy added, by the
-/// policy's `metadata.name`, so two policies applied to one cluster (two
-/// teams, disjoint pools) never prune each other's values.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Record {
-    pub policies: BTreeMap<String, Managed>,
-}
-
-/// A node's record, split into the applying policy's part and the rest.
-#[derive(Clone, Debug, Default)]
-struct Split {
-    own: Managed,
-    others: BTreeMap<String, Managed>,
-    /// Entries of no policy: a kfsched 0.1 record (one set of entries, no
-    /// policy names), kept under the name `""`. A policy adopts the ones
-    /// it declares with the value the node has, and no policy prunes the
-    /// rest.
-    unowned: Managed,
-    /// The annotation is in the 0.1 form, so writing the node rewrites it.
-    old_form: bool,
-    /// The annotation is not a record kfsched can read: nothing is written
-    /// on the node until it is fixed or removed.
-    invalid: Option<String>,
-}
-
-impl Split {
-    /// The annotation's new value with `own` replaced by `next`; `None`
-    /// deletes it.
-    fn annotation(&self, policy: &str, next: &Managed) -> Option<String> {
-        let mut policies = self.others.clone();
-        if !next.is_empty() {
-            policies.insert(policy.to_string(), next.clone());
-        }
-        if !self.unowned.is_empty() {
-            policies.insert(String::new(), self.unowned.clone());
-        }
-        (!policies.is_empty())
-            .then(|| serde_json::to_string(&Record { policies }).unwrap_or_default())
-    }
-
-    /// The other policy whose record holds this label value.
-    fn label_owner(&self, key: &str, value: &str) -> Option<&str> {
-        self.others
-            .iter()
-            .find(|(_, m)| m.labels.get(key).map(String::as_str) == Some(value))
-            .map(|(p, _)| p.as_str())
-    }
-
-    fn taint_owner(&self, taint: &str) -> Option<&str> {
-        self.others
-            .iter()
-            .find(|(_, m)| m.taints.iter().any(|t| t == taint))
-            .map(|(p, _)| p.as_str())
-    }
-}
-
-/// `node apply`'s and `node diff`'s options.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PoolOptions {
     pub overwrite: bool,
@@ -261,7 +179,7 @@ impl NodePlan {
     }
 
     /// Differences in the node's labels and taints (not the record alone).
-    fn node_differences(&self) -> usize {
+    pub fn node_differences(&self) -> usize {
         self.changes
             .iter()
             .filter(|c| c.is_difference() && !matches!(c, Change::Record(_)))
@@ -332,7 +250,7 @@ fn pools_of<'p>(policy: &'p Policy, node: &Node) -> Vec<&'p NodePool> {
 }
 
 /// What every pool wants on this node; pools that disagree are an error.
-pub fn desired(policy: &Policy, node: &Node) -> Result<Desired, String> {
+pub fn desired(policy: &Policy, node: &Node) -> Result<Desired, Refusal> {
     let mut d = Desired {
         policy: policy.name.clone(),
         ..Default::default()
@@ -344,9 +262,12 @@ pub fn desired(policy: &Policy, node: &Node) -> Result<Desired, String> {
             if let Some((other, by)) = d.labels.get(k)
                 && other != v
             {
-                return Err(format!(
-                    "node/{name} is in pools {by:?} and {:?}, which want label {k}={other} and {k}={v}; give the node one pool or make the pools agree",
-                    pool.name
+                return Err(Refusal::new(
+                    RefusalKind::PoolsDisagree,
+                    format!(
+                        "node/{name} is in pools {by:?} and {:?}, which want label {k}={other} and {k}={v}; give the node one pool or make the pools agree",
+                        pool.name
+                    ),
                 ));
             }
             d.labels.insert(k.clone(), (v.clone(), pool.name.clone()));
@@ -358,11 +279,14 @@ pub fn desired(policy: &Policy, node: &Node) -> Result<Desired, String> {
                 .find(|(o, _)| o.key == t.key && o.effect == t.effect)
             {
                 if display(other) != display(t) {
-                    return Err(format!(
-                        "node/{name} is in pools {by:?} and {:?}, which want taints {} and {}; give the node one pool or make the pools agree",
-                        pool.name,
-                        display(other),
-                        display(t)
+                    return Err(Refusal::new(
+                        RefusalKind::PoolsDisagree,
+                        format!(
+                            "node/{name} is in pools {by:?} and {:?}, which want taints {} and {}; give the node one pool or make the pools agree",
+                            pool.name,
+                            display(other),
+                            display(t)
+                        ),
                     ));
                 }
                 continue;
@@ -373,76 +297,7 @@ pub fn desired(policy: &Policy, node: &Node) -> Result<Desired, String> {
     Ok(d)
 }
 
-fn read_record(node: &Node, policy: &str) -> Split {
-    let Some(raw) = node
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(MANAGED_ANNOTATION))
-    else {
-        return Split::default();
-    };
-    if let Ok(mut r) = serde_json::from_str::<Record>(raw) {
-        return Split {
-            own: r.policies.remove(policy).unwrap_or_default(),
-            unowned: r.policies.remove("").unwrap_or_default(),
-            others: r.policies,
-            ..Default::default()
-        };
-    }
-    match serde_json::from_str::<Managed>(raw) {
-        Ok(m) => Split {
-            unowned: m,
-            old_form: true,
-            ..Default::default()
-        },
-        Err(e) => Split {
-            invalid: Some(e.to_string()),
-            ..Default::default()
-        },
-    }
-}
-
-impl Split {
-    /// Moves the unowned entries this policy declares, with the value the
-    /// node has, into its own; says which moved.
-    fn adopt(&mut self, want: &Desired, node: &Node) -> Vec<String> {
-        let mut moved = Vec::new();
-        let empty = BTreeMap::new();
-        let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
-        let unowned = std::mem::take(&mut self.unowned.labels);
-        for (k, v) in unowned {
-            let declared = want.labels.get(&k).is_some_and(|(w, _)| *w == v);
-            if declared && labels.get(&k) == Some(&v) {
-                moved.push(format!("+ label {k}={v} (from an older kfsched's record)"));
-                self.own.labels.insert(k, v);
-            } else {
-                self.unowned.labels.insert(k, v);
-            }
-        }
-        let on_node: Vec<String> = node
-            .spec
-            .as_ref()
-            .and_then(|s| s.taints.as_ref())
-            .map(|t| t.iter().map(display).collect())
-            .unwrap_or_default();
-        let unowned = std::mem::take(&mut self.unowned.taints);
-        for t in unowned {
-            let declared = want.taints.iter().any(|(w, _)| display(w) == t);
-            if declared && on_node.contains(&t) {
-                moved.push(format!("+ taint {t} (from an older kfsched's record)"));
-                self.own.taints.push(t);
-            } else {
-                self.unowned.taints.push(t);
-            }
-        }
-        self.own.taints.sort();
-        self.own.taints.dedup();
-        moved
-    }
-}
-
-fn taint_from(s: &str) -> Option<Taint> {
+pub(super) fn taint_from(s: &str) -> Option<Taint> {
     match parse_change(s) {
         Ok(TaintChange::Add(t)) => Some(t),
         _ => None,
@@ -456,185 +311,37 @@ fn same_value(a: &Taint, b: &Taint) -> bool {
 /// Plans one node against what the pools want.
 pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
     let name = name_of(node).to_string();
-    let notes = Vec::new();
     let mut split = read_record(node, &want.policy);
     if let Some(e) = &split.invalid {
         return NodePlan {
             node: name.clone(),
             pools: want.pools.clone(),
             changes: vec![Change::BadRecord {
-                node: name.clone(),
+                node: name,
                 error: e.clone(),
             }],
             patch: None,
-            notes,
+            notes: Vec::new(),
         };
     }
     let adopted = split.adopt(want, node);
-    let split = split;
-    let managed = &split.own;
     let empty = BTreeMap::new();
-    let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
-    let mut taints: Vec<Taint> = node
-        .spec
-        .as_ref()
-        .and_then(|s| s.taints.clone())
-        .unwrap_or_default();
-    let mut changes = Vec::new();
-    let mut label_patch = Map::new();
-    let mut taints_changed = false;
-    let mut next = Managed::default();
-
-    for (k, (v, pool)) in &want.labels {
-        match labels.get(k) {
-            None => {
-                changes.push(Change::AddLabel {
-                    key: k.clone(),
-                    value: v.clone(),
-                });
-                label_patch.insert(k.clone(), Json::String(v.clone()));
-                next.labels.insert(k.clone(), v.clone());
-            }
-            Some(cur) if cur == v => {
-                // Ours, or another policy's that this one declares too: then
-                // it is both's, and neither's prune removes it while the
-                // other still records it.
-                if managed.labels.get(k) == Some(v) || split.label_owner(k, v).is_some() {
-                    next.labels.insert(k.clone(), v.clone());
-                }
-            }
-            Some(cur) => {
-                let ours = managed.labels.get(k) == Some(cur);
-                if ours || opts.overwrite {
-                    changes.push(Change::SetLabel {
-                        key: k.clone(),
-                        from: cur.clone(),
-                        to: v.clone(),
-                    });
-                    label_patch.insert(k.clone(), Json::String(v.clone()));
-                    next.labels.insert(k.clone(), v.clone());
-                } else {
-                    changes.push(Change::LabelConflict {
-                        key: k.clone(),
-                        have: cur.clone(),
-                        want: v.clone(),
-                        pool: pool.clone(),
-                        owner: split.label_owner(k, cur).map(str::to_string),
-                    });
-                }
-            }
-        }
-    }
-    for (k, v) in &managed.labels {
-        if want.labels.contains_key(k) || labels.get(k) != Some(v) {
-            // Still declared (handled above), or changed/removed by someone else: no longer ours.
-            continue;
-        }
-        if split.label_owner(k, v).is_some() {
-            // Another policy records it too: only our entry goes.
-            continue;
-        }
-        if opts.prune {
-            changes.push(Change::RemoveLabel {
-                key: k.clone(),
-                value: v.clone(),
-            });
-            label_patch.insert(k.clone(), Json::Null);
-        } else {
-            changes.push(Change::StaleLabel {
-                key: k.clone(),
-                value: v.clone(),
-            });
-            next.labels.insert(k.clone(), v.clone());
-        }
-    }
-
-    let managed_taints: Vec<Taint> = managed
-        .taints
-        .iter()
-        .filter_map(|s| taint_from(s))
-        .collect();
-    let is_managed = |t: &Taint| {
-        managed_taints
-            .iter()
-            .any(|m| m.key == t.key && m.effect == t.effect && same_value(m, t))
+    let mut p = Planner {
+        split: &split,
+        labels: node.metadata.labels.as_ref().unwrap_or(&empty),
+        taints: node
+            .spec
+            .as_ref()
+            .and_then(|s| s.taints.clone())
+            .unwrap_or_default(),
+        changes: Vec::new(),
+        label_patch: Map::new(),
+        taints_changed: false,
+        next: Managed::default(),
     };
-    for (t, pool) in &want.taints {
-        match taints
-            .iter()
-            .position(|x| x.key == t.key && x.effect == t.effect)
-        {
-            None => {
-                changes.push(Change::AddTaint(display(t)));
-                let mut new = t.clone();
-                if new.effect == "NoExecute" {
-                    new.time_added = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-                        k8s_openapi::jiff::Timestamp::now(),
-                    ));
-                }
-                taints.push(new);
-                taints_changed = true;
-                next.taints.push(display(t));
-            }
-            Some(i) if same_value(&taints[i], t) => {
-                if is_managed(t) || split.taint_owner(&display(t)).is_some() {
-                    next.taints.push(display(t));
-                }
-            }
-            Some(i) => {
-                let cur = taints[i].clone();
-                if is_managed(&cur) || opts.overwrite {
-                    changes.push(Change::SetTaint {
-                        from: display(&cur),
-                        to: display(t),
-                    });
-                    taints[i] = Taint {
-                        time_added: cur.time_added.clone(),
-                        ..t.clone()
-                    };
-                    taints_changed = true;
-                    next.taints.push(display(t));
-                } else {
-                    changes.push(Change::TaintConflict {
-                        have: display(&cur),
-                        want: display(t),
-                        pool: pool.clone(),
-                        owner: split.taint_owner(&display(&cur)).map(str::to_string),
-                    });
-                }
-            }
-        }
-    }
-    for m in &managed_taints {
-        if want
-            .taints
-            .iter()
-            .any(|(t, _)| t.key == m.key && t.effect == m.effect)
-        {
-            continue;
-        }
-        let Some(i) = taints
-            .iter()
-            .position(|x| x.key == m.key && x.effect == m.effect && same_value(x, m))
-        else {
-            continue;
-        };
-        if split.taint_owner(&display(m)).is_some() {
-            continue;
-        }
-        if opts.prune {
-            changes.push(Change::RemoveTaint(display(m)));
-            taints.remove(i);
-            taints_changed = true;
-        } else {
-            changes.push(Change::StaleTaint(display(m)));
-            next.taints.push(display(m));
-        }
-    }
-    next.taints.sort();
-    next.taints.dedup();
-
-    let has_conflict = changes.iter().any(|c| {
+    p.labels(want, opts);
+    p.taints(want, opts);
+    let has_conflict = p.changes.iter().any(|c| {
         matches!(
             c,
             Change::LabelConflict { .. } | Change::TaintConflict { .. }
@@ -643,38 +350,234 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
     // An entry someone changed or removed since is dropped from the record
     // even when nothing else changes: kept, a later `--prune` would remove
     // a value the user set again by hand.
-    let record_changed = next != *managed || !adopted.is_empty() || split.old_form;
-    if record_changed && !has_conflict && !changes.iter().any(Change::is_difference) {
+    let record_changed = p.next != split.own || !adopted.is_empty() || split.old_form;
+    if record_changed && !has_conflict && !p.changes.iter().any(Change::is_difference) {
         // Only the record changes: say what, so `node diff` shows what
         // `node apply` writes.
-        let mut what: Vec<String> = adopted.clone();
-        for (k, v) in &next.labels {
+        let what = p.record_only(adopted);
+        p.changes.push(Change::Record(what));
+    }
+    let writes = (p.changes.iter().any(Change::is_difference) || record_changed) && !has_conflict;
+    let patch = writes.then(|| p.patch(record_changed, &want.policy));
+    NodePlan {
+        node: name,
+        pools: want.pools.clone(),
+        changes: p.changes,
+        patch,
+        notes: Vec::new(),
+    }
+}
+
+/// One node's plan while it is made.
+struct Planner<'a> {
+    split: &'a Split,
+    /// The node's labels as read.
+    labels: &'a BTreeMap<String, String>,
+    /// The node's taints, changed as planned.
+    taints: Vec<Taint>,
+    changes: Vec<Change>,
+    /// The merge patch's `metadata.labels`.
+    label_patch: Map<String, Json>,
+    taints_changed: bool,
+    /// This policy's record entries after the write.
+    next: Managed,
+}
+
+impl Planner<'_> {
+    /// The pools' labels, then the labels an earlier apply added that no
+    /// pool declares any more.
+    fn labels(&mut self, want: &Desired, opts: &PoolOptions) {
+        let managed = &self.split.own;
+        for (k, (v, pool)) in &want.labels {
+            match self.labels.get(k) {
+                None => {
+                    self.changes.push(Change::AddLabel {
+                        key: k.clone(),
+                        value: v.clone(),
+                    });
+                    self.label_patch.insert(k.clone(), Json::String(v.clone()));
+                    self.next.labels.insert(k.clone(), v.clone());
+                }
+                Some(cur) if cur == v => {
+                    // Ours, or another policy's that this one declares too: then
+                    // it is both's, and neither's prune removes it while the
+                    // other still records it.
+                    if managed.labels.get(k) == Some(v) || self.split.label_owner(k, v).is_some() {
+                        self.next.labels.insert(k.clone(), v.clone());
+                    }
+                }
+                Some(cur) => {
+                    let ours = managed.labels.get(k) == Some(cur);
+                    if ours || opts.overwrite {
+                        self.changes.push(Change::SetLabel {
+                            key: k.clone(),
+                            from: cur.clone(),
+                            to: v.clone(),
+                        });
+                        self.label_patch.insert(k.clone(), Json::String(v.clone()));
+                        self.next.labels.insert(k.clone(), v.clone());
+                    } else {
+                        self.changes.push(Change::LabelConflict {
+                            key: k.clone(),
+                            have: cur.clone(),
+                            want: v.clone(),
+                            pool: pool.clone(),
+                            owner: self.split.label_owner(k, cur).map(str::to_string),
+                        });
+                    }
+                }
+            }
+        }
+        for (k, v) in &managed.labels {
+            if want.labels.contains_key(k) || self.labels.get(k) != Some(v) {
+                // Still declared (handled above), or changed/removed by someone else: no longer ours.
+                continue;
+            }
+            if self.split.label_owner(k, v).is_some() {
+                // Another policy records it too: only our entry goes.
+                continue;
+            }
+            if opts.prune {
+                self.changes.push(Change::RemoveLabel {
+                    key: k.clone(),
+                    value: v.clone(),
+                });
+                self.label_patch.insert(k.clone(), Json::Null);
+            } else {
+                self.changes.push(Change::StaleLabel {
+                    key: k.clone(),
+                    value: v.clone(),
+                });
+                self.next.labels.insert(k.clone(), v.clone());
+            }
+        }
+    }
+
+    /// The pools' taints, then the taints an earlier apply added that no
+    /// pool declares any more.
+    fn taints(&mut self, want: &Desired, opts: &PoolOptions) {
+        let managed_taints: Vec<Taint> = self
+            .split
+            .own
+            .taints
+            .iter()
+            .filter_map(|s| taint_from(s))
+            .collect();
+        let is_managed = |t: &Taint| {
+            managed_taints
+                .iter()
+                .any(|m| m.key == t.key && m.effect == t.effect && same_value(m, t))
+        };
+        for (t, pool) in &want.taints {
+            match self
+                .taints
+                .iter()
+                .position(|x| x.key == t.key && x.effect == t.effect)
+            {
+                None => {
+                    self.changes.push(Change::AddTaint(display(t)));
+                    let mut new = t.clone();
+                    if new.effect == "NoExecute" {
+                        new.time_added =
+                            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                                k8s_openapi::jiff::Timestamp::now(),
+                            ));
+                    }
+                    self.taints.push(new);
+                    self.taints_changed = true;
+                    self.next.taints.push(display(t));
+                }
+                Some(i) if same_value(&self.taints[i], t) => {
+                    if is_managed(t) || self.split.taint_owner(&display(t)).is_some() {
+                        self.next.taints.push(display(t));
+                    }
+                }
+                Some(i) => {
+                    let cur = self.taints[i].clone();
+                    if is_managed(&cur) || opts.overwrite {
+                        self.changes.push(Change::SetTaint {
+                            from: display(&cur),
+                            to: display(t),
+                        });
+                        self.taints[i] = Taint {
+                            time_added: cur.time_added.clone(),
+                            ..t.clone()
+                        };
+                        self.taints_changed = true;
+                        self.next.taints.push(display(t));
+                    } else {
+                        self.changes.push(Change::TaintConflict {
+                            have: display(&cur),
+                            want: display(t),
+                            pool: pool.clone(),
+                            owner: self.split.taint_owner(&display(&cur)).map(str::to_string),
+                        });
+                    }
+                }
+            }
+        }
+        for m in &managed_taints {
+            if want
+                .taints
+                .iter()
+                .any(|(t, _)| t.key == m.key && t.effect == m.effect)
+            {
+                continue;
+            }
+            let Some(i) = self
+                .taints
+                .iter()
+                .position(|x| x.key == m.key && x.effect == m.effect && same_value(x, m))
+            else {
+                continue;
+            };
+            if self.split.taint_owner(&display(m)).is_some() {
+                continue;
+            }
+            if opts.prune {
+                self.changes.push(Change::RemoveTaint(display(m)));
+                self.taints.remove(i);
+                self.taints_changed = true;
+            } else {
+                self.changes.push(Change::StaleTaint(display(m)));
+                self.next.taints.push(display(m));
+            }
+        }
+        self.next.taints.sort();
+        self.next.taints.dedup();
+    }
+
+    /// What changes in the record when nothing else does.
+    fn record_only(&self, adopted: Vec<String>) -> Vec<String> {
+        let managed = &self.split.own;
+        let mut what = adopted;
+        for (k, v) in &self.next.labels {
             if managed.labels.get(k) != Some(v) {
-                let by = split.label_owner(k, v).unwrap_or_default();
+                let by = self.split.label_owner(k, v).unwrap_or_default();
                 what.push(format!("+ label {k}={v} (recorded by policy {by:?} too)"));
             }
         }
-        for t in &next.taints {
+        for t in &self.next.taints {
             if !managed.taints.contains(t) {
-                let by = split.taint_owner(t).unwrap_or_default();
+                let by = self.split.taint_owner(t).unwrap_or_default();
                 what.push(format!("+ taint {t} (recorded by policy {by:?} too)"));
             }
         }
         for (k, v) in &managed.labels {
-            if next.labels.get(k) != Some(v) {
-                what.push(if labels.get(k) == Some(v) {
-                    let by = split.label_owner(k, v).unwrap_or_default();
+            if self.next.labels.get(k) != Some(v) {
+                what.push(if self.labels.get(k) == Some(v) {
+                    let by = self.split.label_owner(k, v).unwrap_or_default();
                     format!("- label {k}={v} (policy {by:?} still records it, so it stays)")
                 } else {
                     format!("- label {k}={v} (changed or removed since)")
                 });
             }
         }
-        let on_node: Vec<String> = taints.iter().map(display).collect();
+        let on_node: Vec<String> = self.taints.iter().map(display).collect();
         for t in &managed.taints {
-            if !next.taints.contains(t) {
+            if !self.next.taints.contains(t) {
                 what.push(if on_node.contains(t) {
-                    let by = split.taint_owner(t).unwrap_or_default();
+                    let by = self.split.taint_owner(t).unwrap_or_default();
                     format!("- taint {t} (policy {by:?} still records it, so it stays)")
                 } else {
                     format!("- taint {t} (changed or removed since)")
@@ -684,17 +587,19 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
         if what.is_empty() {
             what.push("rewritten per policy".into());
         }
-        changes.push(Change::Record(what));
+        what
     }
-    let writes = (changes.iter().any(Change::is_difference) || record_changed) && !has_conflict;
-    let patch = writes.then(|| {
+
+    /// The merge patch that writes the plan.
+    fn patch(&self, record_changed: bool, policy: &str) -> Json {
         let mut meta = Map::new();
-        if !label_patch.is_empty() {
-            meta.insert("labels".into(), Json::Object(label_patch));
+        if !self.label_patch.is_empty() {
+            meta.insert("labels".into(), Json::Object(self.label_patch.clone()));
         }
         if record_changed {
-            let value = split
-                .annotation(&want.policy, &next)
+            let value = self
+                .split
+                .annotation(policy, &self.next)
                 .map(Json::String)
                 .unwrap_or(Json::Null);
             meta.insert("annotations".into(), json!({ MANAGED_ANNOTATION: value }));
@@ -703,27 +608,18 @@ pub fn plan_node(node: &Node, want: &Desired, opts: &PoolOptions) -> NodePlan {
         if !meta.is_empty() {
             p.insert("metadata".into(), Json::Object(meta));
         }
-        if taints_changed {
-            let v = if taints.is_empty() {
+        if self.taints_changed {
+            let v = if self.taints.is_empty() {
                 Json::Null
             } else {
-                serde_json::to_value(&taints).unwrap_or(Json::Null)
+                serde_json::to_value(&self.taints).unwrap_or(Json::Null)
             };
             p.insert("spec".into(), json!({ "taints": v }));
         }
         Json::Object(p)
-    });
-    NodePlan {
-        node: name,
-        pools: want.pools.clone(),
-        changes,
-        patch,
-        notes,
     }
 }
 
-/// Plans every node that a pool selects or whose record holds entries of
-/// this policy.
 pub fn plan_all(
     policy: &Policy,
     nodes: &[Fetched],
@@ -740,7 +636,7 @@ pub fn plan_all(
         }
     }
     if !errors.is_empty() {
-        return Err(Error::Refused(errors.join("\n")));
+        return Err(Error::PoolsDisagree(errors));
     }
     plans.sort_by(|a, b| a.node.cmp(&b.node));
     Ok(plans)
@@ -756,178 +652,6 @@ pub fn require_name(policy: &Policy) -> Result<(), Error> {
         "{}:{line}:{col}: metadata.name: Required value: node apply and node diff record what they add under the policy's name (annotation {MANAGED_ANNOTATION}); give the policy a metadata.name",
         policy.file
     )))
-}
-
-fn header(p: &NodePlan) -> String {
-    if p.pools.is_empty() {
-        format!("node/{} (in no pool now):", p.node)
-    } else {
-        format!(
-            "node/{} (pool{} {}):",
-            p.node,
-            if p.pools.len() == 1 { "" } else { "s" },
-            p.pools.join(", ")
-        )
-    }
-}
-
-fn write_plan(out: &mut dyn Write, p: &NodePlan) {
-    let _ = writeln!(out, "{}", header(p));
-    for c in &p.changes {
-        let _ = writeln!(out, "  {}", c.render());
-    }
-}
-
-async fn read(
-    clients: &Clients,
-    policy: &Policy,
-    err: &mut dyn Write,
-) -> Result<Vec<Fetched>, Error> {
-    require_name(policy)?;
-    for p in &policy.pools {
-        if p.nodes.is_empty() && p.node_selector.is_none() {
-            let _ = writeln!(
-                err,
-                "warning: pool {:?} selects no nodes: give it nodes or nodeSelector",
-                p.name
-            );
-        }
-    }
-    list_nodes(clients, None).await
-}
-
-/// `node diff`: prints the plan; returns how many changes `node apply`
-/// (with the same `--overwrite` / `--prune`) would make.
-pub async fn diff(
-    clients: &Clients,
-    policy: &Policy,
-    opts: &PoolOptions,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<usize, Error> {
-    let nodes = read(clients, policy, err).await?;
-    let plans = plan_all(policy, &nodes, opts)?;
-    let mut total = 0;
-    for p in &plans {
-        for n in &p.notes {
-            let _ = writeln!(err, "warning: {n}");
-        }
-        if !p.changes.is_empty() {
-            write_plan(out, p);
-        }
-        total += p.differences();
-    }
-    if total == 0 {
-        let _ = writeln!(err, "{}", no_differences(&plans));
-    }
-    Ok(total)
-}
-
-/// What `node diff` says when there is nothing to do: only the nodes that
-/// are in a pool are counted (plans also hold nodes that are in no pool
-/// any more but carry an earlier apply's record).
-/// Entries listed with `?` (no longer declared, kept without `--prune`)
-/// are named too, so the listing above it does not read as a contradiction.
-fn no_differences(plans: &[NodePlan]) -> String {
-    let members = plans.iter().filter(|p| !p.pools.is_empty()).count();
-    let mut s = match members {
-        0 => "no differences: no node is in any of the policy's pools".to_string(),
-        1 => "no differences: the 1 node in the policy's pools already matches them".into(),
-        n => format!("no differences: the {n} nodes in the policy's pools already match them"),
-    };
-    let stale = plans
-        .iter()
-        .flat_map(|p| &p.changes)
-        .filter(|c| !c.is_difference())
-        .count();
-    match stale {
-        0 => {}
-        1 => s.push_str(" (1 value marked ? stays until node apply --prune)"),
-        n => s.push_str(&format!(
-            " ({n} values marked ? stay until node apply --prune)"
-        )),
-    }
-    s
-}
-
-/// `node apply`: writes every node's plan. Conflicts (someone else's value
-/// without `--overwrite`) refuse the whole apply before anything is written.
-pub async fn apply(
-    clients: &Clients,
-    policy: &Policy,
-    opts: &PoolOptions,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<Summary, Error> {
-    let nodes = read(clients, policy, err).await?;
-    let plans = plan_all(policy, &nodes, opts)?;
-    let conflicts: Vec<String> = plans
-        .iter()
-        .flat_map(|p| {
-            p.conflicts()
-                .into_iter()
-                .map(move |c| format!("node/{}: {}", p.node, c.render()))
-        })
-        .collect();
-    if !conflicts.is_empty() {
-        return Err(Error::Refused(format!(
-            "the pools conflict with values already on the nodes; nothing was written:\n  {}",
-            conflicts.join("\n  ")
-        )));
-    }
-    for p in &plans {
-        for n in &p.notes {
-            let _ = writeln!(err, "warning: {n}");
-        }
-        if !p.changes.is_empty() {
-            write_plan(out, p);
-        }
-    }
-    let targets: Vec<Fetched> = nodes
-        .into_iter()
-        .filter(|n| plans.iter().any(|p| p.node == n.name()))
-        .collect();
-    let opts = *opts;
-    let planner = |n: &Node| match desired(policy, n) {
-        Err(e) => Step::Refuse(e),
-        Ok(d) => {
-            let p = plan_node(n, &d, &opts);
-            let conflicts = p.conflicts();
-            if !conflicts.is_empty() {
-                let c: Vec<String> = conflicts.iter().map(|c| c.render()).collect();
-                return Step::Refuse(format!("node/{}: {}", p.node, c.join("; ")));
-            }
-            let verb = if p.node_differences() > 0 {
-                "configured"
-            } else {
-                "unchanged (the record of earlier applies updated)"
-            };
-            match p.patch {
-                Some(patch) => Step::Write {
-                    patch,
-                    verb: verb.into(),
-                    guard: true,
-                    notes: vec![],
-                },
-                None => Step::Unchanged {
-                    verb: "unchanged".into(),
-                    notes: vec![],
-                },
-            }
-        }
-    };
-    // Pools are read by listing every node, so a node deleted since is one
-    // the policy no longer reaches.
-    edit::write_nodes(
-        clients,
-        targets,
-        opts.dry_run,
-        edit::Vanished::Skip,
-        &planner,
-        out,
-        err,
-    )
-    .await
 }
 
 #[cfg(test)]
@@ -971,47 +695,6 @@ mod tests {
             b"apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: p}\nspec:\n  rules: []\n",
         )
         .unwrap()
-    }
-
-    #[test]
-    fn no_differences_counts_pool_members_only() {
-        let plan = |node: &str, pools: &[&str]| NodePlan {
-            node: node.into(),
-            pools: pools.iter().map(|p| p.to_string()).collect(),
-            changes: Vec::new(),
-            patch: None,
-            notes: Vec::new(),
-        };
-        let plans = [plan("a", &["gpu"]), plan("b", &[]), plan("c", &[])];
-        assert_eq!(
-            no_differences(&plans),
-            "no differences: the 1 node in the policy's pools already matches them"
-        );
-        let plans = [
-            plan("a", &["gpu"]),
-            plan("b", &["gpu", "x"]),
-            plan("c", &[]),
-        ];
-        assert_eq!(
-            no_differences(&plans),
-            "no differences: the 2 nodes in the policy's pools already match them"
-        );
-        assert_eq!(
-            no_differences(&[plan("c", &[])]),
-            "no differences: no node is in any of the policy's pools"
-        );
-        let mut stale = plan("a", &["gpu"]);
-        stale.changes = vec![
-            Change::StaleLabel {
-                key: "k".into(),
-                value: "v".into(),
-            },
-            Change::StaleTaint("k=v:NoSchedule".into()),
-        ];
-        assert_eq!(
-            no_differences(&[stale, plan("b", &[])]),
-            "no differences: the 1 node in the policy's pools already matches them (2 values marked ? stay until node apply --prune)"
-        );
     }
 
     #[test]
@@ -1370,7 +1053,7 @@ mod tests {
         );
         let p = Policy::from_bytes("p.yaml", two.as_bytes()).unwrap();
         let e = desired(&p, &node("gpu-1", &[], &[], None)).unwrap_err();
-        assert!(e.contains("pools \"gpu\" and \"cpu\""), "{e}");
+        assert!(e.message.contains("pools \"gpu\" and \"cpu\""), "{e}");
     }
 
     #[test]
