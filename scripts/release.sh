@@ -40,7 +40,7 @@
 #   --setup           install the build tools of the targets given, then exit; with no target
 #                     (or --cross), those of all three and what tests/integrations/release.rs
 #                     runs: qemu-user (apt-get), krew built for linux/arm64, actionlint
-#   --print-pins      print the version pins below as KEY=VALUE lines (for $GITHUB_ENV) and exit
+#   --print-pins      print versions.env's pins as KEY=VALUE lines (for $GITHUB_ENV) and exit
 #
 # Environment: KFSCHED_RELEASE_TOOLS (the venv, krew-linux-arm64, actionlint; default
 # .cache/release-tools), KFSCHED_NO_APT=1 (never call apt-get), SOURCE_DATE_EPOCH (the
@@ -48,16 +48,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-# ---- version pins ---------------------------------------------------------------------------
-RUST_TOOLCHAIN=1.95.0          # the toolchain the release workflows build with (rustup)
-ZIGLANG_VERSION=0.15.2         # PyPI ziglang: zig, the linker of the musl and windows-gnu targets
-CARGO_ZIGBUILD_VERSION=0.24.1  # PyPI cargo-zigbuild
-KREW_VERSION=v0.4.3            # Go module sigs.k8s.io/krew, as in scripts/build-tools.sh (linux/arm64 build)
-ACTIONLINT_VERSION=v1.7.12     # Go module github.com/rhysd/actionlint
-QEMU_USER_PACKAGE=qemu-user    # Debian package with qemu-aarch64 (bookworm: 1:7.2)
-GO_VERSION=1.26.8              # the Go the workflows build the test tools with (go1.26.8 here)
-KPT_VERSION=v1.0.0-beta.61     # Go module github.com/kptdev/kpt, for the workflows (this machine has kpt 1.0.0-beta.56 installed)
-# ---------------------------------------------------------------------------------------------
+# Version pins (RUST_TOOLCHAIN, ZIGLANG_VERSION, CARGO_ZIGBUILD_VERSION, KREW_VERSION,
+# ACTIONLINT_VERSION, QEMU_USER_PACKAGE, GO_VERSION, ...) come from versions.env.
+# shellcheck source=SCRIPTDIR/../versions.env
+. "$root/versions.env"
 CROSS_TARGETS=(x86_64-unknown-linux-musl aarch64-unknown-linux-musl x86_64-pc-windows-gnu)
 
 tools=${KFSCHED_RELEASE_TOOLS:-$root/.cache/release-tools}
@@ -74,7 +68,7 @@ while [ $# -gt 0 ]; do
     --placeholder) mode=placeholder; shift ;;
     --tag) tag=$2; shift 2 ;;
     --setup) setup=1; shift ;;
-    --print-pins) sed -n '/^# ---- version pins/,/^# ----*$/p' "$0" | sed -n 's/^\([A-Z_]*=[^ ]*\).*/\1/p'; exit 0 ;;
+    --print-pins) grep -E '^[A-Z0-9_]+=' "$root/versions.env"; exit 0 ;;
     -h|--help) sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "release.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
