@@ -362,7 +362,7 @@ fn kubectl_connection_flags_work_as_in_kubectl() {
             r.code(3);
             assert!(r.stderr.contains("User \"reader\" cannot update resource \"nodes\""), "{flags:?}: {}", r.stderr);
         }
-        let kubectl = std::process::Command::new("kubectl")
+        let kubectl = std::process::Command::new(super::cluster::kubectl())
             .args(["--kubeconfig", &admin, "label", "node", n, "via=reader", "--overwrite", "--as", "reader"])
             .output()
             .expect("kubectl runs");

@@ -20,6 +20,35 @@ use serde_json::json;
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_kubectl-kfsched");
 
+/// The kubectl the tests compare with and pipe through: `$KFSCHED_KUBECTL`
+/// (the pinned build `scripts/setup-integrations.sh env` exports), else
+/// `kubectl` on PATH.
+pub fn kubectl() -> PathBuf {
+    std::env::var_os("KFSCHED_KUBECTL")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("kubectl"))
+}
+
+/// PATH with the plugin's directory and the pinned kubectl's first.
+pub fn tool_path() -> String {
+    let plugin = std::path::Path::new(BIN)
+        .parent()
+        .map(std::path::Path::to_path_buf);
+    let kubectl = kubectl().parent().map(std::path::Path::to_path_buf);
+    let mut dirs: Vec<PathBuf> = plugin
+        .into_iter()
+        .chain(kubectl)
+        .filter(|d| !d.as_os_str().is_empty())
+        .collect();
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// Tests that touch every node (`--all`) take this exclusively; every
 /// other cluster test holds it shared, so they never see each other's.
 /// (Tests that run `node apply` use a policy of their own name, which

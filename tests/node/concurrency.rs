@@ -61,7 +61,7 @@ fn twenty_concurrent_taints_are_all_kept() {
         eprintln!("kfsched: {N} concurrent `node taint` processes, {} of {N} taints present", got.len());
 
         let codes = burst(|i| {
-            let mut cmd = Command::new("kubectl");
+            let mut cmd = Command::new(super::cluster::kubectl());
             cmd.args(["taint", "nodes", "--kubeconfig"])
                 .arg(&c.admin)
                 .arg(theirs)

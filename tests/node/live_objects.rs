@@ -14,12 +14,7 @@ use super::cluster::*;
 
 /// Runs a bash pipeline with kubectl (and the plugin) on PATH.
 fn pipeline(script: &str, kubeconfig: &std::path::Path) -> Run {
-    let bin_dir = std::path::Path::new(BIN).parent().expect("bin dir");
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = tool_path();
     let out = Command::new("bash")
         .args(["-c", &format!("set -euo pipefail; {script}")])
         .env_clear()

@@ -14,17 +14,7 @@ use crate::support::root;
 
 /// Runs a bash script with the plugin and the pinned kubectl on PATH.
 fn sh(script: &str, kubeconfig: &Path) -> Run {
-    let plugin = Path::new(BIN).parent().expect("bin dir");
-    let kubectl = std::env::var_os("KFSCHED_KUBECTL")
-        .map(std::path::PathBuf::from)
-        .and_then(|k| k.parent().map(Path::to_path_buf))
-        .unwrap_or_default();
-    let path = format!(
-        "{}:{}:{}",
-        plugin.display(),
-        kubectl.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = tool_path();
     let out = Command::new("bash")
         .args(["-c", &format!("set -euo pipefail; {script}")])
         .current_dir(root())
