@@ -168,17 +168,31 @@ impl Policy {
                 message: format!("invalid YAML: {}", e.message),
             }])
         })?;
-        let roots: Vec<_> = tree.documents.iter().filter_map(|d| d.root).collect();
-        let root = match roots.as_slice() {
+        // A document that is only `---` holds nothing either.
+        let docs: Vec<_> = tree
+            .documents
+            .iter()
+            .filter_map(|d| d.root.filter(|&r| !tree.is_null(r)).map(|r| (d, r)))
+            .collect();
+        let root = match docs.as_slice() {
             [] => {
-                return Err(PolicyErrors(vec![Diagnostic::file(
-                    file,
-                    "the policy file is empty; it must hold one SchedulingPolicy document",
-                )]));
+                return Err(PolicyErrors(vec![Diagnostic {
+                    file: file.to_string(),
+                    line: 1,
+                    col: 1,
+                    path: String::new(),
+                    message: "the policy file is empty; it must hold one SchedulingPolicy document"
+                        .into(),
+                }]));
             }
-            [r] => *r,
-            [_, second, ..] => {
-                let (line, col) = tree.position(*second);
+            [(_, r)] => *r,
+            [_, (second, r), ..] => {
+                // At its `---`, or its content when it has none.
+                let (line, col) = if second.explicit_start {
+                    kfsched_yaml::tree::line_col(text, second.start as usize)
+                } else {
+                    tree.position(*r)
+                };
                 return Err(PolicyErrors(vec![Diagnostic {
                     file: file.to_string(),
                     line,
@@ -211,10 +225,13 @@ impl Policy {
         }
         let mut reader = Reader::new(tree, file);
         let json = reader.read(root, schema::Shape::Object(schema::POLICY), "");
-        let Reader { diags, locs, .. } = reader;
+        let Reader {
+            diags, locs, keys, ..
+        } = reader;
         let mut v = Validator {
             file: file.to_string(),
             locs,
+            keys,
             diags,
         };
         let policy = v.build(&json);
@@ -266,7 +283,10 @@ impl Policy {
 
 struct Validator {
     file: String,
+    /// Where each path's value sits.
     locs: Locations,
+    /// Where each map entry's key sits.
+    keys: Locations,
     diags: Vec<Diagnostic>,
 }
 
@@ -302,19 +322,41 @@ impl Validator {
         })
     }
 
+    /// An error about the value at `path`.
     fn err(&mut self, path: &str, message: impl Into<String>) {
+        let at = self.loc(path);
+        self.err_at(at, path, message.into());
+    }
+
+    /// An error about the key of the map entry at `path`.
+    fn err_key(&mut self, path: &str, message: impl Into<String>) {
+        let at = self.key_loc(path);
+        self.err_at(at, path, message.into());
+    }
+
+    fn err_at(&mut self, (line, col): (usize, usize), path: &str, message: String) {
         // One error per place: the first (structural) one says it.
-        if self.diags.iter().any(|d| d.path == path) {
+        if self
+            .diags
+            .iter()
+            .any(|d| d.path == path && (d.line, d.col) == (line, col))
+        {
             return;
         }
-        let (line, col) = self.loc(path);
         self.diags.push(Diagnostic {
             file: self.file.clone(),
             line,
             col,
             path: path.to_string(),
-            message: message.into(),
+            message,
         });
+    }
+
+    fn key_loc(&self, path: &str) -> (usize, usize) {
+        self.keys
+            .get(path)
+            .copied()
+            .unwrap_or_else(|| self.loc(path))
     }
 
     fn loc(&self, path: &str) -> (usize, usize) {
@@ -825,6 +867,7 @@ impl Validator {
         s
     }
 
+    /// A label key held in a field's value (`key: KEY`).
     fn label_name(&mut self, key: &str, path: &str) {
         let errs = k8s::qualified_name(key);
         for m in errs {
@@ -832,10 +875,13 @@ impl Validator {
         }
     }
 
+    /// A label map: a bad key is reported at the key, a bad value at the value.
     fn labels(&mut self, labels: &[(String, String)], path: &str) {
         for (k, v) in labels {
-            let p = format!("{path}.{}", kfsched_yaml::tree::path_key(k));
-            self.label_name(k, &p);
+            let p = schema::entry_path(path, k);
+            for m in k8s::qualified_name(k) {
+                self.err_key(&p, format!("Invalid value: {k:?}: {m}"));
+            }
             let errs = k8s::label_value(v);
             for m in errs {
                 self.err(&p, format!("Invalid value: {v:?}: {m}"));
@@ -846,9 +892,9 @@ impl Validator {
     fn annotations(&mut self, ann: &[(String, String)], path: &str) {
         let mut total = 0usize;
         for (k, v) in ann {
-            let p = format!("{path}.{}", kfsched_yaml::tree::path_key(k));
+            let p = schema::entry_path(path, k);
             for m in k8s::qualified_name(&k.to_lowercase()) {
-                self.err(&p, format!("Invalid value: {k:?}: {m}"));
+                self.err_key(&p, format!("Invalid value: {k:?}: {m}"));
             }
             total += k.len() + v.len();
         }
@@ -1018,13 +1064,13 @@ impl Validator {
     }
 
     fn label_selector(&mut self, s: &MetaLabelSelector, path: &str) {
-        for (k, v) in s.match_labels.iter().flatten() {
-            let p = format!("{path}.matchLabels.{}", kfsched_yaml::tree::path_key(k));
-            self.label_name(k, &p);
-            for m in k8s::label_value(v) {
-                self.err(&p, format!("Invalid value: {v:?}: {m}"));
-            }
-        }
+        let labels: Vec<(String, String)> = s
+            .match_labels
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        self.labels(&labels, &format!("{path}.matchLabels"));
         for (i, e) in s.match_expressions.iter().flatten().enumerate() {
             let p = format!("{path}.matchExpressions[{i}]");
             let values = e.values.clone().unwrap_or_default();
