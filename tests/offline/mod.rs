@@ -1,7 +1,8 @@
 //! The offline rewriter: golden files, properties, hand-written inputs,
-//! bad input and the command line.
+//! bad input, the command line and the policy's warnings.
 
 mod bad_input;
 mod cli;
 mod golden;
 mod properties;
+mod warnings;

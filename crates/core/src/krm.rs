@@ -173,7 +173,12 @@ pub fn run(bytes: &[u8], fallback: Option<&Policy>) -> Result<KrmOutcome, KrmInp
                 run.error(format!("invalid SchedulingPolicy: {d}"), None);
             }
         }
-        Ok(policy) => run.process(policy.as_ref(), &mut editor),
+        Ok(policy) => {
+            for w in &policy.warnings {
+                run.push("warning", in_resource_list(w.clone()).to_string(), None);
+            }
+            run.process(policy.as_ref(), &mut editor)
+        }
     }
     if run.failed {
         // Nothing is rewritten when anything failed: only results are

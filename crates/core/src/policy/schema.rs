@@ -580,8 +580,15 @@ impl<'t, 'a> Reader<'t, 'a> {
                 continue;
             }
             self.keys.insert(p.clone(), tree.position(k));
-            if tree.is_null(v) && !matches!(field.shape, Shape::Object(_)) {
+            // A null label selector is not an empty one: in a pod
+            // (anti-)affinity term it selects no pod (or the pod's own
+            // namespace), `{}` every pod (or every namespace).
+            let null_stays = matches!(field.name, "labelSelector" | "namespaceSelector");
+            if tree.is_null(v) && (null_stays || !matches!(field.shape, Shape::Object(_))) {
                 self.locs.insert(p.clone(), self.value_position(k, v));
+                if null_stays {
+                    out.insert(key, Json::Null);
+                }
                 continue;
             }
             let val = self.read(v, field.shape, &p);
