@@ -956,6 +956,9 @@ impl Validator {
             for m in k8s::qualified_name(&k.to_lowercase()) {
                 self.err_key(&p, format!("Invalid value: {k:?}: {m}"));
             }
+            for m in annotations::value_errors(k, v) {
+                self.err(&p, format!("Invalid value: {v:?}: {m}"));
+            }
             if let Some(m) = annotations::deprecated(k) {
                 self.warn_key(&p, m);
             }
