@@ -124,3 +124,25 @@ fn the_krm_function_reports_the_warnings_as_results() {
     let result = "- message: 'ResourceList:16:22: functionConfig.spec.rules[0].nodeSelector[\"beta.kubernetes.io/arch\"]: deprecated since v1.14; use \"kubernetes.io/arch\" instead'\n  severity: warning\n";
     assert!(out.contains(result), "{out}");
 }
+
+/// A value the rule replaces is reported like an error of a rule meeting a
+/// file: at the rule's field, naming the file and the component.
+#[test]
+fn a_replaced_value_is_reported_at_the_rule() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: p}\nspec:\n  rules:\n  - name: ssd\n    nodeSelector: {disktype: ssd}\n";
+    let pod = format!("{POD}  nodeSelector: {{disktype: hdd}}\n");
+    std::fs::write(dir.path().join("policy.yaml"), policy).expect("policy");
+    std::fs::write(dir.path().join("pod.yaml"), pod).expect("pod");
+    let r = run_in(
+        dir.path(),
+        &["rewrite", "-p", "policy.yaml", "pod.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "warning: policy.yaml:7:19: spec.rules[0].nodeSelector: rule \"ssd\" selects Pod \"p\" in pod.yaml: nodeSelector disktype=hdd replaced by disktype=ssd\n"
+    );
+}
