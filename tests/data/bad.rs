@@ -1,7 +1,7 @@
 //! Bad input gets a precise error (file:line:col, YAML path, what to do),
 //! exit code 2, and nothing is written: per `testdata/bad/<case>/` (a
-//! policy, an input and the exact `stderr.txt`). `KFSCHED_BLESS=1`
-//! rewrites the stderr files.
+//! policy, an input and the exact `stderr.txt`, where every problem has
+//! its line and column). `KFSCHED_BLESS=1` rewrites the stderr files.
 
 use std::path::Path;
 
@@ -41,6 +41,16 @@ fn fails_with_its_message(dir: &Path) -> Result<(), String> {
         std::fs::write(dir.join("stderr.txt"), &r.stderr).expect("bless");
     }
     let want = std::fs::read_to_string(dir.join("stderr.txt")).unwrap_or_default();
+    // Every problem of a case lies in one of its files: each is reported
+    // at its line and column (the summary line is about the run).
+    for line in want
+        .lines()
+        .filter(|l| !l.starts_with("error: nothing was written ("))
+    {
+        if !has_place(line) {
+            failures.push(format!("{}: no FILE:LINE:COL in {line:?}", rel(dir)));
+        }
+    }
     if r.code != 2 || r.stderr != want {
         failures.push(format!(
             "{}: exit {} (want 2)\n--- want\n{want}--- got\n{}",
@@ -67,4 +77,17 @@ fn fails_with_its_message(dir: &Path) -> Result<(), String> {
         failures.push(format!("{}: files changed (new: {stray:?})", rel(dir)));
     }
     ensure(failures.is_empty(), || failures.join("\n\n"))
+}
+
+/// Whether a diagnostic line reads `error: FILE:LINE:COL: ...`.
+fn has_place(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("error: ") else {
+        return false;
+    };
+    let mut parts = rest.splitn(4, ':');
+    let (_file, line_no, col) = (parts.next(), parts.next(), parts.next());
+    [line_no, col]
+        .iter()
+        .all(|p| p.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+        && parts.next().is_some_and(|r| r.starts_with(' '))
 }

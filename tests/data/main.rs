@@ -1,10 +1,11 @@
 //! One test per data case, so that `cargo test --test data NAME` runs one
 //! case alone: every SDK-compiled golden pair (`testdata/golden/`), every
-//! hand-written case (`testdata/cases/`) and every bad-input case
-//! (`testdata/bad/`) is a test of its own, named after its directory. The
-//! cases are found when the binary starts (libtest-mimic), so a new case
+//! hand-written case (`testdata/cases/`), every bad-input case
+//! (`testdata/bad/`) and every policy accepted with warnings
+//! (`testdata/warnings/`) is a test of its own, named after its directory.
+//! The cases are found when the binary starts (libtest-mimic), so a new case
 //! directory is a new test without code. `KFSCHED_BLESS=1` rewrites the
-//! expected files of hand-written and bad-input cases.
+//! expected files of hand-written, bad-input and warning cases.
 
 #[path = "../support.rs"]
 mod support;
@@ -12,6 +13,7 @@ mod support;
 mod bad;
 mod golden;
 mod hand;
+mod warnings;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -21,6 +23,7 @@ fn main() {
     trials.extend(golden::trials());
     trials.extend(hand::trials());
     trials.extend(bad::trials());
+    trials.extend(warnings::trials());
     libtest_mimic::run(&args, trials).exit();
 }
 

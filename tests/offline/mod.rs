@@ -1,8 +1,9 @@
 //! The offline rewriter: golden files, properties, hand-written inputs,
-//! bad input and the command line.
+//! bad input, the command line and the policy's warnings.
 
 mod bad_input;
 mod cli;
 mod golden;
 mod pipeline_versions;
 mod properties;
+mod warnings;

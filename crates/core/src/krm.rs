@@ -143,9 +143,20 @@ pub fn run(
         .and_then(|d| d.root)
         .filter(|&r| tree.kind(r) == Kind::Map);
     let Some(root) = root.filter(|&r| str_at(&tree, r, &["kind"]) == Some("ResourceList")) else {
-        return Err(KrmInputError(vec![Diagnostic::file(
+        // At the kind that is not ResourceList, else at the document.
+        let first = tree.documents.first().and_then(|d| d.root);
+        let kind = first.and_then(|r| {
+            (tree.kind(r) == Kind::Map)
+                .then(|| tree.get_value(r, "kind"))
+                .flatten()
+        });
+        let at = kind.or(first).map_or(0, |n| tree.node(n).start as usize);
+        return Err(KrmInputError(vec![Diagnostic::at(
+            &tree,
             "<stdin>",
-            "fn expects a KRM ResourceList on stdin (kind: ResourceList, as kustomize and kpt send); to rewrite files use `kubectl kfsched rewrite`",
+            at,
+            if kind.is_some() { "kind" } else { "" },
+            "fn expects a KRM ResourceList on stdin (kind: ResourceList, as kustomize and kpt send); to rewrite files use `kubectl kfsched rewrite`".into(),
         )]));
     };
     let items: Vec<NodeId> = tree
@@ -166,7 +177,12 @@ pub fn run(
                 run.error(format!("invalid SchedulingPolicy: {d}"), None);
             }
         }
-        Ok(policy) => run.process(policy.as_ref(), opts, &mut editor),
+        Ok(policy) => {
+            for w in &policy.warnings {
+                run.push("warning", in_resource_list(w.clone()).to_string(), None);
+            }
+            run.process(policy.as_ref(), opts, &mut editor)
+        }
     }
     if run.failed {
         // Nothing is rewritten when anything failed: only results are
@@ -181,9 +197,11 @@ pub fn run(
     let output = if editor.is_empty() {
         text.to_string()
     } else {
-        editor
-            .finish()
-            .map_err(|e| KrmInputError(vec![Diagnostic::file("<stdin>", e.to_string())]))?
+        editor.finish().map_err(|e| {
+            KrmInputError(vec![Diagnostic::at(
+                &tree, "<stdin>", e.offset, &e.path, e.message,
+            )])
+        })?
     };
     if let Err(e) = Tree::parse(&output) {
         return Err(KrmInputError(vec![Diagnostic::file(
@@ -219,10 +237,13 @@ fn function_policy<'p>(
             .map(Cow::Owned)
             .map_err(|e| e.0.into_iter().map(in_resource_list).collect()),
         _ => fallback.map(Cow::Borrowed).ok_or_else(|| {
+            // At the functionConfig that is not a policy, else the ResourceList.
+            let (line, col) =
+                tree.position(tree.get_value(root, "functionConfig").unwrap_or(root));
             vec![Diagnostic {
                 file: "ResourceList".into(),
-                line: 0,
-                col: 0,
+                line,
+                col,
                 path: "functionConfig".into(),
                 message: "no SchedulingPolicy: give it as the functionConfig (kustomize: the transformer file itself; kpt: --fn-config policy.yaml) or pass -p/--policy".into(),
             }]
@@ -400,9 +421,12 @@ fn add_results(
         },
     };
     editor.apply(edit).map_err(|e| {
-        KrmInputError(vec![Diagnostic::file(
+        KrmInputError(vec![Diagnostic::at(
+            tree,
             "<stdin>",
-            format!("cannot add results: {e}"),
+            e.offset,
+            &e.path,
+            format!("cannot add results: {}", e.message),
         )])
     })
 }

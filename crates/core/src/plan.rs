@@ -372,10 +372,13 @@ fn plan_component<'c>(
                 );
                 out.errors.push(ctx.policy.rule_diag(rule, n.field, msg));
             } else {
-                let w = format!("rule {:?}: {}", rule.name, n.message);
-                warnings.push(w.clone());
-                out.warnings
-                    .push(Diagnostic::file(ctx.file, format!("{}: {w}", comp.label)));
+                warnings.push(format!("rule {:?}: {}", rule.name, n.message));
+                // Like an error of a rule meeting a file: at the rule's field.
+                let msg = format!(
+                    "rule {:?} selects {} in {}: {}",
+                    rule.name, comp.label, ctx.file, n.message
+                );
+                out.warnings.push(ctx.policy.rule_diag(rule, n.field, msg));
             }
         }
     }

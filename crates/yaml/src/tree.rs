@@ -529,6 +529,11 @@ impl<'a> Tree<'a> {
     ) -> (SyntaxError, String) {
         let full = self.src;
         let mut message = describe_scan_error(full, offset, e.info());
+        if message == TAB_INDENTATION {
+            if let Some(tab) = indentation_tab(full, offset) {
+                offset = tab;
+            }
+        }
         // The parser points at the start of a quoted scalar with a bad
         // escape; point at the escape itself.
         if e.info().contains("escape") || e.info().contains("hexdecimal") {
@@ -1371,6 +1376,8 @@ fn escape_message(at: &str) -> String {
     )
 }
 
+const TAB_INDENTATION: &str = "tab character used for indentation: YAML indentation must be spaces (replace the tabs with spaces)";
+
 fn describe_scan_error(src: &str, offset: usize, info: &str) -> String {
     // A tab in a line's indentation is the common cause of several scanner
     // messages; say so plainly.
@@ -1380,9 +1387,35 @@ fn describe_scan_error(src: &str, offset: usize, info: &str) -> String {
     let line = &src[line_start..];
     let indent: &str = &line[..line.len() - line.trim_start_matches([' ', '\t']).len()];
     if indent.contains('\t') || info.contains("tab") {
-        return "tab character used for indentation: YAML indentation must be spaces (replace the tabs with spaces)".into();
+        return TAB_INDENTATION.into();
     }
     info.to_string()
+}
+
+/// The byte offset of the tab that makes the scanner error at `offset` a
+/// tab used as indentation: in the leading whitespace of the error's line
+/// or of the lines after it up to the next one with content. (The scanner
+/// points past the tab, or at the start of the plain scalar before the
+/// line break whose indentation holds the tab.)
+fn indentation_tab(src: &str, offset: usize) -> Option<usize> {
+    let mut start = src[..offset.min(src.len())]
+        .rfind('\n')
+        .map_or(0, |p| p + 1);
+    let mut first = true;
+    while start <= src.len() {
+        let rest = &src[start..];
+        let line = &rest[..rest.find('\n').unwrap_or(rest.len())];
+        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        if let Some(tab) = line[..indent].find('\t') {
+            return Some(start + tab);
+        }
+        if !first && !line[indent..].trim_end_matches('\r').is_empty() {
+            return None;
+        }
+        first = false;
+        start += line.len() + 1;
+    }
+    None
 }
 
 /// Iterator over a node's children.
@@ -1596,5 +1629,26 @@ mod tests {
         let err = Tree::parse("a:\n\tb: 1\n").err().unwrap();
         assert!(err.message.contains("tab"), "{}", err.message);
         assert_eq!(err.line, 2);
+    }
+
+    /// The error points at the tab, whichever scanner message it comes
+    /// from: past the tab ("tabs disallowed") or at the plain scalar
+    /// before it ("while scanning a plain scalar, found a tab").
+    #[test]
+    fn a_tab_used_as_indentation_is_reported_at_the_tab() {
+        for (src, line, col) in [
+            ("apiVersion: v1\nkind: Pod\nmetadata:\n\tname: p\n", 4, 1),
+            ("a:\n  b: 1\n\tc: 2\n", 3, 1),
+            ("a:\n  b: 1\n \tc: 2\n", 3, 2),
+            ("a:\n  b: 1\n\n\tc: 2\n", 4, 1),
+            ("a:\n  - x\n\t- y\n", 3, 1),
+            ("a:\n    b: 1\n  \tc: 2\n", 3, 3),
+            ("k: v\nm:\n  n: o\n\t\tp: q\n", 4, 1),
+            ("a:\n  b:\n\t- 1\n", 3, 1),
+        ] {
+            let err = Tree::parse(src).err().unwrap();
+            assert_eq!(err.message, TAB_INDENTATION, "{src:?}");
+            assert_eq!((err.line, err.col), (line, col), "{src:?}");
+        }
     }
 }

@@ -526,12 +526,14 @@ fn load_policy(explicit: Option<PathBuf>, err: &mut dyn Write) -> Result<Policy,
         &cwd,
     )
     .map_err(|m| usage(err, m))?;
-    Policy::load(&path).map_err(|e| {
+    let policy = Policy::load(&path).map_err(|e| {
         for d in &e.0 {
             let _ = writeln!(err, "error: {d}");
         }
         Exit::Usage
-    })
+    })?;
+    crate::offline::print_policy_warnings(&policy, err);
+    Ok(policy)
 }
 
 async fn execute(job: Job, clients: &Clients) -> Result<Exit, Error> {

@@ -21,7 +21,14 @@ fn print_diags(diags: &[Diagnostic]) {
     }
 }
 
-/// Finds and loads the policy, printing every problem.
+/// The API server's warnings about the policy's content.
+pub fn print_policy_warnings(policy: &Policy, err: &mut dyn Write) {
+    for d in &policy.warnings {
+        let _ = writeln!(err, "warning: {d}");
+    }
+}
+
+/// Finds and loads the policy, printing every problem and warning.
 fn load_policy(explicit: Option<PathBuf>) -> Result<Policy, Exit> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let path = match discover::policy_path(
@@ -35,10 +42,12 @@ fn load_policy(explicit: Option<PathBuf>) -> Result<Policy, Exit> {
             return Err(Exit::Usage);
         }
     };
-    Policy::load(&path).map_err(|e| {
+    let policy = Policy::load(&path).map_err(|e| {
         print_diags(&e.0);
         Exit::Usage
-    })
+    })?;
+    print_policy_warnings(&policy, &mut std::io::stderr().lock());
+    Ok(policy)
 }
 
 /// Reads every input; unreadable ones are errors.
@@ -431,6 +440,7 @@ fn legacy_plugin(config: &Path, versions: &Versions) -> R {
             return Ok(Exit::Usage);
         }
     };
+    print_policy_warnings(&policy, &mut std::io::stderr().lock());
     let mut buf = Vec::new();
     std::io::stdin().read_to_end(&mut buf)?;
     let input = [Input {

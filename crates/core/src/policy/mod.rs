@@ -5,7 +5,9 @@
 //! (unknown fields and wrong types are errors), then default, then
 //! validate, and report every problem at once with its location.
 
+mod annotations;
 pub mod schema;
+mod warnings;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -37,6 +39,10 @@ pub struct Policy {
     pub name: String,
     pub pools: Vec<NodePool>,
     pub rules: Vec<Rule>,
+    /// What the API server would accept with a warning (deprecated node
+    /// labels and annotations, preferred values that never match, pod
+    /// affinity terms without a selector), in file order.
+    pub warnings: Vec<Diagnostic>,
     locs: Locations,
 }
 
@@ -168,17 +174,31 @@ impl Policy {
                 message: format!("invalid YAML: {}", e.message),
             }])
         })?;
-        let roots: Vec<_> = tree.documents.iter().filter_map(|d| d.root).collect();
-        let root = match roots.as_slice() {
+        // A document that is only `---` holds nothing either.
+        let docs: Vec<_> = tree
+            .documents
+            .iter()
+            .filter_map(|d| d.root.filter(|&r| !tree.is_null(r)).map(|r| (d, r)))
+            .collect();
+        let root = match docs.as_slice() {
             [] => {
-                return Err(PolicyErrors(vec![Diagnostic::file(
-                    file,
-                    "the policy file is empty; it must hold one SchedulingPolicy document",
-                )]));
+                return Err(PolicyErrors(vec![Diagnostic {
+                    file: file.to_string(),
+                    line: 1,
+                    col: 1,
+                    path: String::new(),
+                    message: "the policy file is empty; it must hold one SchedulingPolicy document"
+                        .into(),
+                }]));
             }
-            [r] => *r,
-            [_, second, ..] => {
-                let (line, col) = tree.position(*second);
+            [(_, r)] => *r,
+            [_, (second, r), ..] => {
+                // At its `---`, or its content when it has none.
+                let (line, col) = if second.explicit_start {
+                    kfsched_yaml::tree::line_col(text, second.start as usize)
+                } else {
+                    tree.position(*r)
+                };
                 return Err(PolicyErrors(vec![Diagnostic {
                     file: file.to_string(),
                     line,
@@ -211,14 +231,22 @@ impl Policy {
         }
         let mut reader = Reader::new(tree, file);
         let json = reader.read(root, schema::Shape::Object(schema::POLICY), "");
-        let Reader { diags, locs, .. } = reader;
+        let Reader {
+            diags, locs, keys, ..
+        } = reader;
         let mut v = Validator {
             file: file.to_string(),
             locs,
+            keys,
             diags,
+            warnings: Vec::new(),
         };
-        let policy = v.build(&json);
+        let mut policy = v.build(&json);
         if v.diags.is_empty() {
+            // As the API server, which warns only about what it accepts.
+            v.warnings.sort_by_key(|d| (d.line, d.col));
+            v.warnings.dedup();
+            policy.warnings = v.warnings;
             Ok(policy)
         } else {
             v.diags.sort_by_key(|d| (d.line, d.col));
@@ -266,8 +294,12 @@ impl Policy {
 
 struct Validator {
     file: String,
+    /// Where each path's value sits.
     locs: Locations,
+    /// Where each map entry's key sits.
+    keys: Locations,
     diags: Vec<Diagnostic>,
+    warnings: Vec<Diagnostic>,
 }
 
 fn get<'j>(j: &'j Json, key: &str) -> Option<&'j Json> {
@@ -302,19 +334,65 @@ impl Validator {
         })
     }
 
+    /// An error about the value at `path`.
     fn err(&mut self, path: &str, message: impl Into<String>) {
+        let at = self.loc(path);
+        self.err_at(at, path, message.into());
+    }
+
+    /// An error about the key of the map entry at `path`.
+    fn err_key(&mut self, path: &str, message: impl Into<String>) {
+        let at = self.key_loc(path);
+        self.err_at(at, path, message.into());
+    }
+
+    fn err_at(&mut self, (line, col): (usize, usize), path: &str, message: String) {
         // One error per place: the first (structural) one says it.
-        if self.diags.iter().any(|d| d.path == path) {
+        if self
+            .diags
+            .iter()
+            .any(|d| d.path == path && (d.line, d.col) == (line, col))
+        {
             return;
         }
-        let (line, col) = self.loc(path);
         self.diags.push(Diagnostic {
+            file: self.file.clone(),
+            line,
+            col,
+            path: path.to_string(),
+            message,
+        });
+    }
+
+    /// A warning about the value at `path`.
+    fn warn(&mut self, path: &str, message: impl Into<String>) {
+        let (line, col) = self.loc(path);
+        self.warnings.push(Diagnostic {
             file: self.file.clone(),
             line,
             col,
             path: path.to_string(),
             message: message.into(),
         });
+    }
+
+    /// A warning about the key of the map entry at `path`.
+    fn warn_key(&mut self, path: &str, message: impl Into<String>) {
+        let (line, col) = self.key_loc(path);
+        self.warnings.push(Diagnostic {
+            file: self.file.clone(),
+            line,
+            col,
+            path: path.to_string(),
+            message: message.into(),
+        });
+    }
+
+    fn key_loc(&self, path: &str) -> (usize, usize) {
+        self.keys
+            .get(path)
+            .copied()
+            .unwrap_or_else(|| self.loc(path))
     }
 
     fn loc(&self, path: &str) -> (usize, usize) {
@@ -371,12 +449,31 @@ impl Validator {
                 rules.push(rule);
             }
         }
+        self.pool_label_warnings(&pools, &rules);
         Policy {
             file: self.file.clone(),
             name,
             pools,
             rules,
+            warnings: Vec::new(),
             locs: std::mem::take(&mut self.locs),
+        }
+    }
+
+    /// A pool's labels reach the pods of every rule that names the pool,
+    /// as a required node-affinity term: a deprecated key draws the
+    /// server's warning there, reported here at the label.
+    fn pool_label_warnings(&mut self, pools: &[NodePool], rules: &[Rule]) {
+        for (i, pool) in pools.iter().enumerate() {
+            if !rules.iter().any(|r| r.pool.as_ref() == Some(&pool.name)) {
+                continue;
+            }
+            for (k, _) in &pool.labels {
+                if let Some(m) = warnings::deprecated_node_label(k) {
+                    let p = schema::entry_path(&format!("spec.nodePools[{i}].labels"), k);
+                    self.warn_key(&p, format!("{k} is {m}"));
+                }
+            }
         }
     }
 
@@ -493,6 +590,11 @@ impl Validator {
         let tolerations = self.rule_tolerations(r, path, pool);
         let node_selector = pairs(get(r, "nodeSelector"));
         self.labels(&node_selector, &format!("{path}.nodeSelector"));
+        for (k, _) in &node_selector {
+            if let Some(m) = warnings::deprecated_node_label(k) {
+                self.warn_key(&schema::entry_path(&format!("{path}.nodeSelector"), k), m);
+            }
+        }
         let pod_labels = pairs(get(r, "podLabels"));
         self.labels(&pod_labels, &format!("{path}.podLabels"));
         let pod_annotations = pairs(get(r, "podAnnotations"));
@@ -825,6 +927,7 @@ impl Validator {
         s
     }
 
+    /// A label key held in a field's value (`key: KEY`).
     fn label_name(&mut self, key: &str, path: &str) {
         let errs = k8s::qualified_name(key);
         for m in errs {
@@ -832,10 +935,13 @@ impl Validator {
         }
     }
 
+    /// A label map: a bad key is reported at the key, a bad value at the value.
     fn labels(&mut self, labels: &[(String, String)], path: &str) {
         for (k, v) in labels {
-            let p = format!("{path}.{}", kfsched_yaml::tree::path_key(k));
-            self.label_name(k, &p);
+            let p = schema::entry_path(path, k);
+            for m in k8s::qualified_name(k) {
+                self.err_key(&p, format!("Invalid value: {k:?}: {m}"));
+            }
             let errs = k8s::label_value(v);
             for m in errs {
                 self.err(&p, format!("Invalid value: {v:?}: {m}"));
@@ -846,9 +952,15 @@ impl Validator {
     fn annotations(&mut self, ann: &[(String, String)], path: &str) {
         let mut total = 0usize;
         for (k, v) in ann {
-            let p = format!("{path}.{}", kfsched_yaml::tree::path_key(k));
+            let p = schema::entry_path(path, k);
             for m in k8s::qualified_name(&k.to_lowercase()) {
-                self.err(&p, format!("Invalid value: {k:?}: {m}"));
+                self.err_key(&p, format!("Invalid value: {k:?}: {m}"));
+            }
+            for m in annotations::value_errors(k, v) {
+                self.err(&p, format!("Invalid value: {v:?}: {m}"));
+            }
+            if let Some(m) = annotations::deprecated(k) {
+                self.warn_key(&p, m);
             }
             total += k.len() + v.len();
         }
@@ -969,13 +1081,20 @@ impl Validator {
                 }
             }
             self.label_name(&rq.key, &format!("{rp}.key"));
-            if required {
-                for (vi, v) in values.iter().enumerate() {
+            if let Some(m) = warnings::deprecated_node_label(&rq.key) {
+                self.warn(&format!("{rp}.key"), format!("{} is {m}", rq.key));
+            }
+            for (vi, v) in values.iter().enumerate() {
+                let vp = format!("{rp}.values[{vi}]");
+                if required {
                     for m in k8s::label_value(v) {
-                        self.err(
-                            &format!("{rp}.values[{vi}]"),
-                            format!("Invalid value: {v:?}: {m}"),
-                        );
+                        self.err(&vp, format!("Invalid value: {v:?}: {m}"));
+                    }
+                } else {
+                    // Accepted, since the term may still serve a cluster
+                    // of one node, but it never matches.
+                    for m in warnings::invalid_preferred_value(v) {
+                        self.warn(&vp, m);
                     }
                 }
             }
@@ -1018,13 +1137,13 @@ impl Validator {
     }
 
     fn label_selector(&mut self, s: &MetaLabelSelector, path: &str) {
-        for (k, v) in s.match_labels.iter().flatten() {
-            let p = format!("{path}.matchLabels.{}", kfsched_yaml::tree::path_key(k));
-            self.label_name(k, &p);
-            for m in k8s::label_value(v) {
-                self.err(&p, format!("Invalid value: {v:?}: {m}"));
-            }
-        }
+        let labels: Vec<(String, String)> = s
+            .match_labels
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        self.labels(&labels, &format!("{path}.matchLabels"));
         for (i, e) in s.match_expressions.iter().flatten().enumerate() {
             let p = format!("{path}.matchExpressions[{i}]");
             let values = e.values.clone().unwrap_or_default();
@@ -1061,8 +1180,12 @@ impl Validator {
     }
 
     fn pod_affinity_term(&mut self, t: &PodAffinityTerm, path: &str) {
-        if let Some(s) = &t.label_selector {
-            self.label_selector(s, &format!("{path}.labelSelector"));
+        match &t.label_selector {
+            Some(s) => self.label_selector(s, &format!("{path}.labelSelector")),
+            None => self.warn(
+                &format!("{path}.labelSelector"),
+                warnings::NULL_LABEL_SELECTOR,
+            ),
         }
         if let Some(s) = &t.namespace_selector {
             self.label_selector(s, &format!("{path}.namespaceSelector"));
@@ -1152,6 +1275,49 @@ mod tests {
         assert_eq!(
             last,
             "p.yaml:9:21: spec.rules[0].pool: unknown node pool \"zzzzzzzz\"; known pools: gpu-a"
+        );
+    }
+
+    /// The API server's warnings, at the policy's path: a deprecated key
+    /// at the key, a value that never matches at the value.
+    #[test]
+    fn warnings_point_at_what_draws_them() {
+        let p = load(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  nodePools:\n  - {name: old, labels: {beta.kubernetes.io/os: linux}}\n  rules:\n  - name: r\n    pool: old\n    nodeSelector: {beta.kubernetes.io/arch: amd64}\n    podAnnotations: {scheduler.alpha.kubernetes.io/critical-pod: \"\"}\n    affinity:\n      nodeAffinity:\n        preferredDuringSchedulingIgnoredDuringExecution:\n        - weight: 1\n          preference:\n            matchExpressions:\n            - {key: failure-domain.beta.kubernetes.io/zone, operator: In, values: [us west]}\n      podAntiAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n        - topologyKey: kubernetes.io/hostname\n          labelSelector:\n",
+        )
+        .unwrap();
+        let msgs: Vec<String> = p.warnings.iter().map(|d| d.to_string()).collect();
+        let pref = "spec.rules[0].affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0]";
+        assert_eq!(
+            msgs,
+            vec![
+                "p.yaml:5:26: spec.nodePools[0].labels[\"beta.kubernetes.io/os\"]: beta.kubernetes.io/os is deprecated since v1.14; use \"kubernetes.io/os\" instead".to_string(),
+                "p.yaml:9:20: spec.rules[0].nodeSelector[\"beta.kubernetes.io/arch\"]: deprecated since v1.14; use \"kubernetes.io/arch\" instead".into(),
+                "p.yaml:10:22: spec.rules[0].podAnnotations[\"scheduler.alpha.kubernetes.io/critical-pod\"]: non-functional in v1.16+; use the \"priorityClassName\" field instead".into(),
+                format!("p.yaml:17:21: {pref}.key: failure-domain.beta.kubernetes.io/zone is deprecated since v1.17; use \"topology.kubernetes.io/zone\" instead"),
+                format!("p.yaml:17:84: {pref}.values[0]: us west is invalid, {}", warnings::LABEL_VALUE_FORMAT),
+                "p.yaml:21:11: spec.rules[0].affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector: a null labelSelector results in matching no pod".into(),
+            ]
+        );
+        // A null selector stays null: `{}` would select every pod.
+        assert!(
+            p.rules[0].pod_anti_affinity_required[0]
+                .label_selector
+                .is_none()
+        );
+    }
+
+    /// As the API server, which warns only about what it accepts.
+    #[test]
+    fn an_invalid_policy_has_errors_only() {
+        let err = load(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  rules:\n  - name: r\n    nodeSelector: {beta.kubernetes.io/arch: amd 64}\n",
+        )
+        .unwrap_err();
+        assert_eq!(err.0.len(), 1, "{err}");
+        assert!(
+            err.0[0].message.starts_with("Invalid value: \"amd 64\""),
+            "{err}"
         );
     }
 

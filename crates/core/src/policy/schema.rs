@@ -365,6 +365,19 @@ pub const POLICY: &[Field] = &[
     req("spec", Shape::Object(SPEC), "The policy."),
 ];
 
+/// The YAML path of entry `key` of the mapping at `path`: `a.b`, or
+/// `a["x.io/y"]` for a key that is not a plain word.
+pub fn entry_path(path: &str, key: &str) -> String {
+    let k = kfsched_yaml::tree::path_key(key);
+    if path.is_empty() {
+        k
+    } else if k.starts_with('[') {
+        format!("{path}{k}")
+    } else {
+        format!("{path}.{k}")
+    }
+}
+
 /// Line and column of every path the reader visited.
 pub type Locations = HashMap<String, (usize, usize)>;
 
@@ -374,7 +387,12 @@ pub struct Reader<'t, 'a> {
     pub tree: &'t Tree<'a>,
     pub file: String,
     pub diags: Vec<Diagnostic>,
+    /// Where each path's value sits (its key when the value is left out,
+    /// as in `key:`).
     pub locs: Locations,
+    /// Where each map entry's key sits, for what is wrong with the key
+    /// itself (an invalid or deprecated label key).
+    pub keys: Locations,
 }
 
 impl<'t, 'a> Reader<'t, 'a> {
@@ -384,6 +402,7 @@ impl<'t, 'a> Reader<'t, 'a> {
             file: file.to_string(),
             diags: Vec::new(),
             locs: HashMap::new(),
+            keys: HashMap::new(),
         }
     }
 
@@ -489,8 +508,9 @@ impl<'t, 'a> Reader<'t, 'a> {
         let mut seen: Vec<String> = Vec::new();
         for (k, v) in tree.entries(node) {
             let key = tree.scalar(k).to_string();
-            let p = format!("{path}.{}", kfsched_yaml::tree::path_key(&key));
-            self.locs.insert(p.clone(), tree.position(k));
+            let p = entry_path(path, &key);
+            self.keys.insert(p.clone(), tree.position(k));
+            self.locs.insert(p.clone(), self.value_position(k, v));
             if seen.contains(&key) {
                 self.diag(k, &p, format!("duplicate key {key:?}"));
                 continue;
@@ -536,11 +556,7 @@ impl<'t, 'a> Reader<'t, 'a> {
         let entries: Vec<(NodeId, NodeId)> = tree.entries(node).collect();
         for (k, v) in entries {
             let key = tree.scalar(k).to_string();
-            let p = if path.is_empty() {
-                kfsched_yaml::tree::path_key(&key)
-            } else {
-                format!("{path}.{}", kfsched_yaml::tree::path_key(&key))
-            };
+            let p = entry_path(path, &key);
             let Some(field) = fields.iter().find(|fl| fl.name == key) else {
                 if let Some(place) = belongs(&key) {
                     self.diag(
@@ -563,8 +579,16 @@ impl<'t, 'a> Reader<'t, 'a> {
                 self.diag(k, &p, format!("duplicate key {key:?}"));
                 continue;
             }
-            if tree.is_null(v) && !matches!(field.shape, Shape::Object(_)) {
-                self.locs.insert(p.clone(), tree.position(k));
+            self.keys.insert(p.clone(), tree.position(k));
+            // A null label selector is not an empty one: in a pod
+            // (anti-)affinity term it selects no pod (or the pod's own
+            // namespace), `{}` every pod (or every namespace).
+            let null_stays = matches!(field.name, "labelSelector" | "namespaceSelector");
+            if tree.is_null(v) && (null_stays || !matches!(field.shape, Shape::Object(_))) {
+                self.locs.insert(p.clone(), self.value_position(k, v));
+                if null_stays {
+                    out.insert(key, Json::Null);
+                }
                 continue;
             }
             let val = self.read(v, field.shape, &p);
@@ -597,6 +621,18 @@ impl<'t, 'a> Reader<'t, 'a> {
             }
         }
         Json::Object(out)
+    }
+
+    /// Where the value `v` of key `k` sits: the key when the value is left
+    /// out (`key:` has an empty null just past the colon).
+    fn value_position(&self, k: NodeId, v: NodeId) -> (usize, usize) {
+        let tree = self.tree;
+        let n = tree.node(v);
+        if n.kind == Kind::Scalar && !n.style.is_quoted() && tree.scalar(v).is_empty() {
+            tree.position(k)
+        } else {
+            tree.position(v)
+        }
     }
 
     fn string(&mut self, node: NodeId, path: &str) -> Option<String> {
