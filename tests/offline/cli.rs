@@ -757,9 +757,12 @@ spec:
     }
 }
 
+/// The text report shows the scheduling and the pod metadata the rules set;
+/// KFP's own template labels and annotations (a kfp 1.8 template carries a
+/// component_spec annotation of kilobytes) are counted, and `-o json` has
+/// them whole.
 #[test]
-fn explain_text_cuts_long_values_and_json_keeps_them() {
-    // kfp 1.8 templates carry a component_spec annotation of kilobytes.
+fn explain_text_shows_what_the_policy_sets_and_json_keeps_everything() {
     let g = root().join("testdata/golden/v1/reused_components");
     let policy = g.join("policy.yaml").display().to_string();
     let plain = g.join("plain.yaml").display().to_string();
@@ -785,8 +788,41 @@ fn explain_text_cuts_long_values_and_json_keeps_them() {
     let r = run_in(&root(), &["explain", "-p", &policy, &plain], None, &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let out = r.stdout_str();
-    assert!(out.contains(" characters)"), "{out}");
+    assert!(!out.contains("pipelines.kubeflow.org/"), "{out}");
+    assert!(
+        out.contains("      result:  {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [us-east1-b, us-east1-c]}]}]}}}, podLabels: {app.kubernetes.io/part-of: reused-components}, podAnnotations: {example.com/change-ticket: CHG-1234, example.com/approved-by: release-board}}  (7 more pod labels and annotations: -o json)\n"),
+        "{out}"
+    );
     assert!(out.lines().all(|l| l.len() < long), "{out}");
+    // A long value a rule sets is cut to its start and its length.
+    let d = tempfile::tempdir().expect("tempdir");
+    let long_note = "n".repeat(200);
+    let p = std::fs::read_to_string(&policy).expect("policy").replacen(
+        "podAnnotations: {",
+        &format!("podAnnotations: {{example.com/long: {long_note}, "),
+        1,
+    );
+    std::fs::write(d.path().join("policy.yaml"), p).expect("write");
+    let r = run_in(
+        &root(),
+        &[
+            "explain",
+            "-p",
+            &d.path().join("policy.yaml").display().to_string(),
+            &plain,
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout_str().contains(&format!(
+            "example.com/long: {}... (200 characters)",
+            &long_note[..60]
+        )),
+        "{}",
+        r.stdout_str()
+    );
 }
 
 /// A KFP `PipelineVersion` manifest (kfp's `kubernetes_manifest_format`,

@@ -136,13 +136,19 @@ pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String 
                         }
                     }
                 }
-                let result = if c.after.as_object().is_some_and(|m| m.is_empty()) {
+                let (shown, hidden) = scheduling_and_rule_metadata(policy, c);
+                let result = if shown.as_object().is_some_and(|m| m.is_empty()) {
                     "(none)".to_string()
                 } else {
-                    flow(&c.after)
+                    flow(&shown)
+                };
+                let hidden = match hidden {
+                    0 => String::new(),
+                    1 => "  (1 more pod label or annotation: -o json)".into(),
+                    n => format!("  ({n} more pod labels and annotations: -o json)"),
                 };
                 out.push_str(&format!(
-                    "      result:  {result}{}\n",
+                    "      result:  {result}{}{hidden}\n",
                     if c.changed { "" } else { "  (unchanged)" }
                 ));
                 for w in &c.warnings {
@@ -162,6 +168,51 @@ pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String 
         ));
     }
     out
+}
+
+/// The component's resulting scheduling as the text report shows it: the
+/// scheduling fields, and of its pod labels and annotations only the keys
+/// that a rule selecting it sets (a KFP v1 template carries KFP's own, the
+/// long `component_spec` among them). Also how many were left out.
+fn scheduling_and_rule_metadata(policy: &Policy, c: &ComponentReport) -> (Json, usize) {
+    let mut shown = c.after.clone();
+    let mut hidden = 0;
+    let selected: Vec<&crate::policy::Rule> = policy
+        .rules
+        .iter()
+        .zip(&c.verdicts)
+        .filter(|(_, v)| v.selected())
+        .map(|(r, _)| r)
+        .collect();
+    for (field, set) in [
+        (
+            "podLabels",
+            selected
+                .iter()
+                .flat_map(|r| r.pod_labels.iter().map(|(k, _)| k.as_str()))
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "podAnnotations",
+            selected
+                .iter()
+                .flat_map(|r| r.pod_annotations.iter().map(|(k, _)| k.as_str()))
+                .collect::<Vec<_>>(),
+        ),
+    ] {
+        let Some(Json::Object(m)) = shown.get_mut(field) else {
+            continue;
+        };
+        let before = m.len();
+        m.retain(|k, _| set.contains(&k.as_str()));
+        hidden += before - m.len();
+        if m.is_empty() {
+            if let Some(o) = shown.as_object_mut() {
+                o.remove(field);
+            }
+        }
+    }
+    (shown, hidden)
 }
 
 /// The JSON report (`-o json`).
