@@ -164,6 +164,62 @@ def throughput(big, policy):
     print(f"  floor (parse events only): {t * 1000:.0f} ms = {size / t / 1e6:.0f} MB/s")
 
 
+def big_argo(path, min_bytes=10_000_000):
+    """A multi-document stream of KFP v1 Argo workflows (the 300-template SDK file, repeated)."""
+    if not path.exists():
+        doc = (ROOT / "testdata/golden/v1/large_300/plain.yaml").read_text()
+        parts, size, i = [], 0, 0
+        while size < min_bytes:
+            d = doc.replace("generateName: large-300-", f"generateName: large-300-{i}-", 1)
+            parts.append(d)
+            size += len(d.encode()) + 4
+            i += 1
+        path.write_text("---\n".join(parts))
+    return path
+
+
+def timed(cmd, runs):
+    """Median wall time of `cmd` writing its stdout to a file, and its peak RSS."""
+    out = Path(tempfile.mkdtemp()) / "out.yaml"
+    def once():
+        with open(out, "w") as f:
+            t0 = time.perf_counter()
+            r = subprocess.run(cmd, stdout=f, stderr=subprocess.PIPE)
+            dt = time.perf_counter() - t0
+        if r.returncode not in (0, 1):
+            raise SystemExit(f"{cmd} failed: {r.stderr.decode()[-2000:]}")
+        return dt
+    once()
+    t = statistics.median([once() for _ in range(runs)])
+    shutil.rmtree(out.parent)
+    return t, peak_rss(cmd)
+
+
+def formats(big_v2):
+    """The KFP v1 / Argo path and the PipelineVersion path against their floors."""
+    print("\nformats: kfsched rewrite against the parser's own event pass (parse-floor), same file")
+    print(f"  {'input':<38} {'size':>8} {'kfsched':>9} {'floor':>8} {'ratio':>6} {'MB/s':>6} {'peak RSS':>15}")
+    big = big_argo(ROOT / ".cache/bench/big-argo.yaml")
+    for label, path, policy, runs in [
+        ("KFP v1, 300 templates", ROOT / "testdata/golden/v1/large_300/plain.yaml",
+         ROOT / "testdata/golden/v1/large_300/policy.yaml", RUNS),
+        ("Argo stream (KFP v1 workflows)", big, ROOT / "testdata/golden/v1/large_300/policy.yaml", max(3, RUNS // 2)),
+        ("KFP v2 IR, ~10 MB", big_v2, ROOT / "testdata/golden/v2/large_300/policy.yaml", max(3, RUNS // 2)),
+    ]:
+        size = path.stat().st_size
+        t, rss = timed([KFSCHED, "rewrite", "-p", str(policy), str(path)], runs)
+        f, _, _ = measure([FLOOR, str(path)], runs=runs)
+        print(f"  {label:<38} {size / 1e6:6.2f}MB {t * 1000:7.1f}ms {f * 1000:6.1f}ms {t / f:5.2f}x {size / t / 1e6:6.0f}"
+              f" {rss / 1024:6.0f}MB = {rss * 1024 / size:.1f}x")
+    print("\nPipelineVersion manifest against the IR file of the same 300-task pipeline")
+    ir = ROOT / "testdata/golden/v2/large_300"
+    pv = ROOT / "testdata/golden/pv/large_300"
+    t_ir, _ = timed([KFSCHED, "rewrite", "-p", str(ir / "policy.yaml"), str(ir / "plain.yaml")], RUNS)
+    t_pv, _ = timed([KFSCHED, "rewrite", "-p", str(pv / "policy.yaml"), str(pv / "plain.yaml")], RUNS)
+    print(f"  KFP v2 IR file         {(ir / 'plain.yaml').stat().st_size / 1e6:5.2f} MB  {t_ir * 1000:6.1f} ms")
+    print(f"  PipelineVersion        {(pv / 'plain.yaml').stat().st_size / 1e6:5.2f} MB  {t_pv * 1000:6.1f} ms  = {t_pv / t_ir:.2f}x the IR file")
+
+
 def tree(n=1000):
     tmp = Path(tempfile.mkdtemp())
     srcs = sorted((ROOT / "testdata/golden").glob("*/*/plain.yaml"))
@@ -197,10 +253,14 @@ def tree(n=1000):
 
 def main():
     print(f"kfsched rewrite benchmark, {RUNS} runs per tool (median), {os.cpu_count()} cores")
+    if os.environ.get("BENCH") == "formats":
+        formats(Path(os.environ["KFSCHED_BIG_V2"]))
+        return
     case("KFP v2, 300 tasks", "v2", PY2, "v2", v2_alts())
     case("KFP v1, 300 templates", "v1", PY1, "v1", v1_alts())
     big = Path(os.environ["KFSCHED_BIG_V2"])
     throughput(big, ROOT / "testdata/golden/v2/large_300/policy.yaml")
+    formats(big)
     tree()
 
 
