@@ -235,12 +235,20 @@ impl File<'_> {
         }
         let first = editor.first_offset().unwrap_or(0);
         let appends_only = editor.only_appends_documents();
+        // Whole lines inserted between complete lines leave every other line
+        // as it was: the result parses when each inserted text does, which
+        // is far cheaper to check than the file.
+        let inserts_ok = editor.only_line_inserts() && {
+            // Rules write the same text into many components: each once.
+            let distinct: std::collections::HashSet<&str> = editor.inserted_texts().collect();
+            distinct.into_iter().all(kfsched_yaml::tree::check_syntax)
+        };
         let out = editor.finish().map_err(|e| {
             vec![Diagnostic::at(
                 tree, self.name, e.offset, &e.path, e.message,
             )]
         })?;
-        if !appends_only {
+        if !appends_only && !inserts_ok {
             let start = tree
                 .documents
                 .iter()

@@ -131,6 +131,9 @@ pub struct Editor<'t, 'a> {
     splices: Vec<Splice>,
     /// Whether every splice so far appends a whole document.
     only_appends: bool,
+    /// Whether every splice so far inserts whole lines of block entries at
+    /// a line start (see [`Editor::only_line_inserts`]).
+    only_line_inserts: bool,
 }
 
 impl<'t, 'a> Editor<'t, 'a> {
@@ -140,6 +143,7 @@ impl<'t, 'a> Editor<'t, 'a> {
             flavor,
             splices: Vec::new(),
             only_appends: true,
+            only_line_inserts: true,
         }
     }
 
@@ -161,6 +165,20 @@ impl<'t, 'a> Editor<'t, 'a> {
     /// Whether the only edits append whole documents at the end.
     pub fn only_appends_documents(&self) -> bool {
         self.only_appends && !self.splices.is_empty()
+    }
+
+    /// Whether every edit inserts whole lines: new entries of a block
+    /// mapping, in its indentation, at the start of a line between its
+    /// complete entries (or whole documents at the end). Such a change
+    /// leaves every line of the file as it was, so the result parses when
+    /// each inserted text parses on its own ([`Editor::inserted_texts`]).
+    pub fn only_line_inserts(&self) -> bool {
+        self.only_line_inserts && !self.splices.is_empty()
+    }
+
+    /// The texts the edits insert.
+    pub fn inserted_texts(&self) -> impl Iterator<Item = &str> {
+        self.splices.iter().map(|s| s.text.as_str())
     }
 
     pub fn apply(&mut self, edit: Edit) -> Result<(), EditError> {
@@ -229,6 +247,7 @@ impl<'t, 'a> Editor<'t, 'a> {
 
     fn splice(&mut self, start: usize, end: usize, text: String, col: usize) {
         self.only_appends = false;
+        self.only_line_inserts = false;
         let seq = self.splices.len();
         self.splices.push(Splice {
             start,
@@ -929,7 +948,7 @@ impl<'t, 'a> Editor<'t, 'a> {
             f => Emitter::block_entry(f.profile().unwrap_or(PyProfile::KfpV2), key, value, key_col),
         };
         match before {
-            Some(at) => self.splice(at, at, text, key_col),
+            Some(at) => self.splice_lines(at, text, key_col),
             None => {
                 let last_end = entries
                     .last()
@@ -1000,7 +1019,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         match self.after_line(off) {
             Some(at) => {
                 let at = self.past_deeper_comments(at, col);
-                self.splice(at, at, text, col)
+                self.splice_lines(at, text, col)
             }
             None => {
                 self.strip_final_block_scalar();
@@ -1009,6 +1028,18 @@ impl<'t, 'a> Editor<'t, 'a> {
                 self.splice(end, end, text, col);
             }
         }
+    }
+
+    /// Inserts whole lines at `at`, which keeps [`Editor::only_line_inserts`]
+    /// when `at` starts a line and the text is whole lines.
+    fn splice_lines(&mut self, at: usize, text: String, col: usize) {
+        let src = self.tree.src();
+        let whole = (at == 0 || src.as_bytes().get(at - 1) == Some(&b'\n'))
+            && !text.is_empty()
+            && text.ends_with('\n');
+        let keep = self.only_line_inserts && whole;
+        self.splice(at, at, text, col);
+        self.only_line_inserts = keep;
     }
 
     /// `at` moved past the comment lines that start there and are indented
@@ -1188,9 +1219,10 @@ impl<'t, 'a> Editor<'t, 'a> {
         }
         text.shrink_to_fit();
         let end = src.len();
-        let appends = self.only_appends;
+        let (appends, lines) = (self.only_appends, self.only_line_inserts);
         self.splice(end, end, text, 0);
         self.only_appends = appends;
+        self.only_line_inserts = lines;
     }
 }
 

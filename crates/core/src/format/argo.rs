@@ -170,10 +170,8 @@ impl Workflow {
                 if let Some(spec_json) =
                     field_str(tree, ann, "pipelines.kubeflow.org/component_spec")
                 {
-                    if let Ok(j) = serde_json::from_str::<serde_json::Value>(spec_json) {
-                        if let Some(n) = j.get("name").and_then(|n| n.as_str()) {
-                            push_unique(&mut names, n);
-                        }
+                    if let Some(n) = component_spec_name(spec_json) {
+                        push_unique(&mut names, &n);
                     }
                 }
             }
@@ -419,6 +417,16 @@ impl Calls {
         }
         calls
     }
+}
+
+/// The `name` of kfp 1.8's `component_spec` annotation (a JSON object of
+/// kilobytes): only that field is decoded, the rest skipped.
+fn component_spec_name(json: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Spec {
+        name: Option<String>,
+    }
+    serde_json::from_str::<Spec>(json).ok()?.name
 }
 
 /// The DAG tasks and steps a template calls, in order.
