@@ -142,14 +142,7 @@ fn run_inner(a: CheckArgs, policy_path: Option<PathBuf>, verbose: bool) -> std::
     let mut out = std::io::stdout().lock();
     match a.output {
         Output::Text => out.write_all(check::report::text(&report, &nodes).as_bytes())?,
-        Output::Json => {
-            let j = check::report::json(&report, &nodes);
-            writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&j).unwrap_or_default()
-            )?;
-        }
+        Output::Json => check::report::write_json(&report, &nodes, &mut out)?,
         Output::Yaml => {
             let j = check::report::json(&report, &nodes);
             out.write_all(kfsched::explain::yaml(&j).as_bytes())?;

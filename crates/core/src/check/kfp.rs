@@ -197,7 +197,7 @@ fn resources<'v>(r: &mut Reader, res: At<'v>, main: &mut Container, unjudged: &m
             match Quantity::parse(&text) {
                 Ok(q) if !q.is_negative() => Some(q),
                 _ => {
-                    r.error(at, None, format!("{old}: the KFP driver writes {f} as {text:?}, which is not a Kubernetes quantity, and fails the task; give {new} instead"));
+                    r.error(at, None, format!("the KFP driver writes {f} as {text:?}, which is not a Kubernetes quantity, and fails the task; give {new} instead"));
                     None
                 }
             }

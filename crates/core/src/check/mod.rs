@@ -18,6 +18,9 @@ pub mod pod;
 pub mod quantity;
 mod read;
 pub mod report;
+mod snapshot;
+#[cfg(test)]
+mod tests;
 pub mod workload;
 
 use std::collections::{BTreeMap, HashMap};

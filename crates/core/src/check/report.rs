@@ -173,15 +173,23 @@ pub fn json(report: &Report, nodes: &Nodes) -> Json {
     let components: Vec<Json> = report
         .components
         .iter()
-        .map(|c| component_json(c, nodes))
+        .map(|c| component_json(c, nodes, true))
         .collect();
+    let mut j = json!({"components": components});
+    if let (Some(m), Json::Object(tail)) = (j.as_object_mut(), tail_json(report, nodes)) {
+        m.extend(tail);
+    }
+    j
+}
+
+/// What follows the components: where the nodes came from, and warnings.
+fn tail_json(report: &Report, nodes: &Nodes) -> Json {
     let source = match &nodes.source {
         Source::Live(s) => json!({"live": s}),
         Source::Snapshot(f) => json!({"snapshot": f}),
         Source::Pools(p) => json!({"pools": p}),
     };
     json!({
-        "components": components,
         "nodes": {
             "source": source,
             "count": nodes.nodes.len(),
@@ -192,7 +200,71 @@ pub fn json(report: &Report, nodes: &Nodes) -> Json {
     })
 }
 
-fn component_json(c: &ComponentCheck, nodes: &Nodes) -> Json {
+/// The marker `write_json` puts where a component's node list goes.
+const NODES_MARK: &str = "\u{0}nodes\u{0}";
+
+/// Writes the JSON report, as [`json`] builds it and `serde_json` prints it
+/// pretty, without building it whole: a list of thousands of node names is
+/// rendered once per distinct verdict and written for every component that
+/// shares it.
+pub fn write_json(
+    report: &Report,
+    nodes: &Nodes,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let mut rendered: std::collections::HashMap<*const super::Verdict, String> = Default::default();
+    writeln!(out, "{{\n  \"components\": [")?;
+    for (i, c) in report.components.iter().enumerate() {
+        let mut j = component_json(c, nodes, false);
+        j["nodes"] = Json::String(NODES_MARK.into());
+        let text = serde_json::to_string_pretty(&j).map_err(std::io::Error::other)?;
+        let list = rendered
+            .entry(std::sync::Arc::as_ptr(&c.verdict))
+            .or_insert_with(|| {
+                let names: Vec<String> = c
+                    .verdict
+                    .fits
+                    .iter()
+                    .map(|&i| format!("        {}", Json::String(nodes.nodes[i].name.clone())))
+                    .collect();
+                if names.is_empty() {
+                    "[]".to_string()
+                } else {
+                    format!("[\n{}\n      ]", names.join(",\n"))
+                }
+            });
+        let mark = Json::String(NODES_MARK.into()).to_string();
+        for (n, line) in text.lines().enumerate() {
+            if n > 0 {
+                out.write_all(b"\n")?;
+            }
+            out.write_all(b"    ")?;
+            match line.find(&mark) {
+                Some(at) => {
+                    out.write_all(&line.as_bytes()[..at])?;
+                    out.write_all(list.as_bytes())?;
+                    out.write_all(&line.as_bytes()[at + mark.len()..])?;
+                }
+                None => out.write_all(line.as_bytes())?,
+            }
+        }
+        out.write_all(if i + 1 < report.components.len() {
+            b",\n"
+        } else {
+            b"\n"
+        })?;
+    }
+    let tail =
+        serde_json::to_string_pretty(&tail_json(report, nodes)).map_err(std::io::Error::other)?;
+    // `tail` is `{\n  "nodes": ...\n}`: continue the object after the list.
+    let inner = tail
+        .trim_start_matches('{')
+        .trim_end_matches('}')
+        .trim_end();
+    writeln!(out, "  ],{}\n}}", inner)
+}
+
+fn component_json(c: &ComponentCheck, nodes: &Nodes, with_nodes: bool) -> Json {
     let v = &c.verdict;
     let names = |idx: &[usize]| -> Vec<&str> {
         idx.iter().map(|&i| nodes.nodes[i].name.as_str()).collect()
@@ -226,7 +298,7 @@ fn component_json(c: &ComponentCheck, nodes: &Nodes) -> Json {
         "kind": c.kind,
         "pipeline": c.pipeline,
         "names": c.names,
-        "nodes": names(&v.fits),
+        "nodes": if with_nodes { json!(names(&v.fits)) } else { Json::Null },
         "preferred": names(&v.preferred),
         "preferredScore": v.preferred_score,
         "message": v.message,
