@@ -2,6 +2,7 @@
 //! bad input and the command line.
 
 mod bad_input;
+mod check;
 mod cli;
 mod golden;
 mod properties;
