@@ -6,4 +6,5 @@
 
 mod generated;
 mod harness;
+mod live;
 mod scenarios;
