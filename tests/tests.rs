@@ -4,6 +4,7 @@
 
 mod support;
 
+mod check;
 mod integrations;
 mod node;
 mod offline;

@@ -119,6 +119,7 @@ fn kubectl_completes_subcommands_flags_and_values_through_the_companion() {
             "explain",
             "validate",
             "schema",
+            "check",
             "fn",
             "node",
             "completion",

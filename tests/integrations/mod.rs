@@ -7,6 +7,7 @@
 //! script builds are `#[ignore]`d, and fail (never pass vacuously) when the
 //! tool is missing.
 
+mod check;
 mod completion;
 mod krew;
 mod krm;

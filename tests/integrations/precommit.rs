@@ -95,9 +95,10 @@ fn env_dir(var: &str, default: impl FnOnce() -> Option<PathBuf>) -> PathBuf {
         .unwrap_or_else(|| panic!("${var} is not set and has no default"))
 }
 
-#[test]
-#[ignore = "needs the integration tools: scripts/test.sh sets them up"]
-fn pre_commit_rewrites_then_passes_and_the_check_hook_writes_nothing() {
+/// A sandbox where pre-commit builds the hooks of this working tree (a
+/// snapshot of it committed into a temporary repository): the pre-commit
+/// executable, and the `repos:` entry for `.pre-commit-config.yaml`.
+fn hook_sandbox() -> (Sandbox, PathBuf, String) {
     let precommit = tool(
         "KFSCHED_PRECOMMIT",
         &root()
@@ -140,13 +141,21 @@ fn pre_commit_rewrites_then_passes_and_the_check_hook_writes_nothing() {
 
     let hooks = sb.path().join("hooks");
     let rev = snapshot_repo(&sb, &hooks);
+    let repo = format!(
+        "repos:\n- repo: {}\n  rev: {rev}\n  hooks:\n",
+        hooks.display()
+    );
+    (sb, precommit, repo)
+}
+
+#[test]
+#[ignore = "needs the integration tools: scripts/test.sh sets them up"]
+fn pre_commit_rewrites_then_passes_and_the_check_hook_writes_nothing() {
+    let (sb, precommit, repo) = hook_sandbox();
     let policy = example(".kfsched.yaml");
     let v1 = example("pipelines/basic-train-v1.yaml");
     let v2 = example("pipelines/reused-components-v2.yaml");
-    let config = format!(
-        "repos:\n- repo: {}\n  rev: {rev}\n  hooks:\n  - id: kfsched\n  - id: kfsched-check\n",
-        hooks.display()
-    );
+    let config = format!("{repo}  - id: kfsched\n  - id: kfsched-check\n");
     sb.write(&[
         (".kfsched.yaml", &policy),
         ("pipelines/basic-train-v1.yaml", &v1),
@@ -244,4 +253,97 @@ fn pre_commit_rewrites_then_passes_and_the_check_hook_writes_nothing() {
     let committed = run(sb.cmd("git").args(["commit", "-m", "edit"]), None);
     committed.ok();
     eprintln!("pre-commit: whole test took {:.1?}", start.elapsed());
+}
+
+/// The snapshot the placement hook reads: one tainted GPU node.
+const NODES: &str = "apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gpu-1
+    labels: {pool: gpu}
+  spec:
+    taints:
+    - {key: gpu, value: 'true', effect: NoSchedule}
+  status:
+    allocatable: {cpu: '8', memory: 32Gi, pods: '110'}
+";
+
+const TRAIN: &str = "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {pool: gpu}
+      containers:
+      - name: main
+        image: pytorch/pytorch:2.3
+";
+
+#[test]
+#[ignore = "needs the integration tools: scripts/test.sh sets them up"]
+fn the_placement_hook_fails_on_a_component_that_fits_no_node_of_the_snapshot() {
+    let (sb, precommit, repo) = hook_sandbox();
+    sb.write(&[
+        (".kfsched-nodes.yaml", NODES),
+        ("cluster/nodes.yaml", &NODES.replace("gpu-1", "gpu-2")),
+        ("jobs/train.yaml", TRAIN),
+        ("config/settings.yaml", UNRELATED),
+        (
+            ".pre-commit-config.yaml",
+            &format!("{repo}  - id: kfsched-placement\n"),
+        ),
+    ]);
+    let work = sb.work.clone();
+    git(&sb, &work, &["init", "-q"]);
+    git(&sb, &work, &["add", "-A"]);
+    let pristine = files(&work);
+    let placement = || {
+        run(
+            sb.cmd(&precommit)
+                .args(["run", "kfsched-placement", "--all-files"]),
+            None,
+        )
+    };
+    let failed = placement();
+    failed.code(1);
+    assert!(
+        failed
+            .all()
+            .contains("kfsched (check placement against the node snapshot)")
+            && failed.all().contains("Job \"train\": fits no node")
+            && failed
+                .all()
+                .contains("0/1 nodes are available: 1 node(s) had untolerated taint(s)."),
+        "{failed}"
+    );
+    assert_eq!(files(&work), pristine, "the placement hook wrote files");
+    // Tolerating the taint, it fits.
+    sb.write(&[(
+        "jobs/train.yaml",
+        &TRAIN.replace(
+            "      nodeSelector:",
+            "      tolerations: [{key: gpu, operator: Exists}]\n      nodeSelector:",
+        ),
+    )]);
+    let passed = placement();
+    passed.ok();
+    assert!(passed.all().contains("Passed"), "{passed}");
+    // Another snapshot through the hook's args.
+    sb.write(&[(
+        ".pre-commit-config.yaml",
+        &format!("{repo}  - id: kfsched-placement\n    args: [--nodes, cluster/nodes.yaml]\n"),
+    )]);
+    let other = run(
+        sb.cmd(&precommit)
+            .args(["run", "kfsched-placement", "--all-files", "--verbose"]),
+        None,
+    );
+    other.ok();
+    assert!(other.all().contains("fits 1 of 1 nodes: gpu-2"), "{other}");
 }

@@ -6,7 +6,7 @@
 //! asserts the cluster's state afterwards through the API.
 
 mod access;
-mod cluster;
+pub(crate) mod cluster;
 mod concurrency;
 mod drain;
 mod live_objects;

@@ -2,6 +2,7 @@
 //! bad input, the command line and the policy's warnings.
 
 mod bad_input;
+mod check;
 mod cli;
 mod golden;
 mod pipeline_versions;

@@ -21,6 +21,7 @@
 //! and [`krm::run`]; nothing here prints or exits.
 #![forbid(unsafe_code)]
 
+pub mod check;
 pub mod diag;
 pub mod diff;
 pub mod discover;

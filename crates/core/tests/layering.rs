@@ -38,6 +38,9 @@ const LAYERS: &[(&str, u8)] = &[
     // Reports: explain, and the KRM function's ResourceList.
     ("explain", 8),
     ("krm", 8),
+    // Placement: the pods the components become, judged as kube-scheduler
+    // judges them (reads the rewrite's output under `-p`).
+    ("check", 8),
 ];
 
 fn layer(module: &str) -> Option<u8> {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::check::CheckArgs;
 use crate::node::NodeArgs;
 
 #[derive(Parser, Debug)]
@@ -50,6 +51,9 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print the policy's JSON Schema (for editor completion)
     Schema,
+    /// Say which nodes each component can be scheduled on, as kube-scheduler would (exit 1 when one fits none)
+    #[command(after_help = crate::check::HELP)]
+    Check(Box<CheckArgs>),
     /// Run as a KRM function: ResourceList on stdin, ResourceList on stdout
     Fn(FnArgs),
     /// Taint, label, cordon, drain and reconcile nodes on the live cluster

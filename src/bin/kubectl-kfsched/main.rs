@@ -1,9 +1,11 @@
 //! `kubectl kfsched`: parse the command line, run one command, print errors
 //! once, exit with SPEC §4's code. A broken pipe is not an error.
 
+mod check;
 mod cli;
 mod complete;
 mod completion;
+mod connection;
 mod exit;
 mod node;
 mod offline;
@@ -90,6 +92,7 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
             writeln!(std::io::stdout(), "{s}")?;
             Ok(Exit::Ok)
         }
+        Command::Check(a) => Ok(check::run(*a, policy, cli.verbose)),
         Command::Fn(a) => offline::krm(a, policy),
         Command::Node(a) => Ok(node::run(*a, policy, cli.verbose)),
         Command::Completion(a) => {

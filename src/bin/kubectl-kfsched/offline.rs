@@ -14,7 +14,7 @@ use crate::cli::{Color, DiffArgs, ExplainArgs, FnArgs, Output, RewriteArgs, Vers
 
 type R = Result<Exit, Box<dyn std::error::Error>>;
 
-fn print_diags(diags: &[Diagnostic]) {
+pub(crate) fn print_diags(diags: &[Diagnostic]) {
     let mut err = std::io::stderr().lock();
     for d in diags {
         let _ = writeln!(err, "error: {d}");
@@ -29,7 +29,7 @@ pub fn print_policy_warnings(policy: &Policy, err: &mut dyn Write) {
 }
 
 /// Finds and loads the policy, printing every problem and warning.
-fn load_policy(explicit: Option<PathBuf>) -> Result<Policy, Exit> {
+pub(crate) fn load_policy(explicit: Option<PathBuf>) -> Result<Policy, Exit> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let path = match discover::policy_path(
         explicit.as_deref(),
@@ -51,7 +51,7 @@ fn load_policy(explicit: Option<PathBuf>) -> Result<Policy, Exit> {
 }
 
 /// Reads every input; unreadable ones are errors.
-fn read_inputs(paths: &[PathBuf]) -> Result<(Vec<Source>, Vec<Input>), Exit> {
+pub(crate) fn read_inputs(paths: &[PathBuf]) -> Result<(Vec<Source>, Vec<Input>), Exit> {
     let paths: Vec<PathBuf> = if paths.is_empty() {
         // No input named: stdin, unless it is a terminal, where reading
         // would wait silently for the user to notice (`-` still reads it).

@@ -1,0 +1,68 @@
+//! What `check` reads from the live cluster: every node, and with
+//! `--usage` every pod that is bound to a node and not finished (the pods
+//! the scheduler's cache counts), listed in pages.
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::Api;
+use kube::api::ListParams;
+
+use super::Error;
+use super::client::Clients;
+
+/// Items per list request.
+const PAGE: u32 = 500;
+
+/// The nodes, and with `usage` the running pods, of the cluster.
+pub struct Live {
+    pub nodes: Vec<Node>,
+    pub pods: Option<Vec<Pod>>,
+}
+
+/// Lists every node (and, with `usage`, the bound pods that are not
+/// finished).
+pub async fn fetch(clients: &Clients, usage: bool) -> Result<Live, Error> {
+    let nodes = list(
+        Api::<Node>::all(clients.main.clone()),
+        None,
+        "cannot list nodes",
+    )
+    .await?;
+    let pods = if usage {
+        // The scheduler's own pod informer excludes finished pods.
+        let fields = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed";
+        Some(
+            list(
+                Api::<Pod>::all(clients.main.clone()),
+                Some(fields),
+                "cannot list pods (--usage)",
+            )
+            .await?,
+        )
+    } else {
+        None
+    };
+    Ok(Live { nodes, pods })
+}
+
+async fn list<K>(api: Api<K>, fields: Option<&str>, action: &str) -> Result<Vec<K>, Error>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let mut out = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut lp = ListParams::default().limit(PAGE);
+        if let Some(f) = fields {
+            lp = lp.fields(f);
+        }
+        if let Some(t) = &token {
+            lp = lp.continue_token(t);
+        }
+        let page = api.list(&lp).await.map_err(|e| Error::api(action, e))?;
+        out.extend(page.items);
+        token = page.metadata.continue_.filter(|t| !t.is_empty());
+        if token.is_none() {
+            return Ok(out);
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! `check`: flags here, work in `kfsched::check`. Reads the inputs, gets
+//! the nodes (a snapshot, the policy's pools, or the live cluster through
+//! `kfsched::node::check`), and prints the report.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::cli::{Inputs, Output};
+use crate::connection::ConnectionArgs;
+use crate::exit::Exit;
+use crate::offline::{load_policy, print_diags, read_inputs};
+use kfsched::check::{self, Nodes, Options};
+use kfsched::policy::Policy;
+
+pub const HELP: &str = "Nodes: the live cluster (the connection flags, as kubectl), a snapshot (--nodes FILE: `kubectl get nodes -o yaml` or -o json; - for stdin), or the policy's node pools (--pools).
+With -p POLICY, each file is judged as `rewrite -p POLICY` would make it (nothing is written); without, as it is.
+Resources are judged against each node's allocatable; the pods already running are counted only with --usage.
+
+Examples:
+  # Against the cluster of the current context
+  kubectl kfsched check pipelines/
+
+  # Before rewriting: as the policy would make them, against a snapshot
+  kubectl get nodes -o yaml > nodes.yaml
+  kubectl kfsched check -p policy.yaml --nodes nodes.yaml pipelines/
+
+  # Does each rule's component land in its pool?
+  kubectl kfsched check --pools -p policy.yaml pipelines/
+
+  # Components that fit no node, for scripts
+  kubectl kfsched check --nodes nodes.yaml -o json pipelines/ | jq '.components[] | select(.nodes == []) | .message'
+
+Exit codes: 0 every component fits a node, 1 one fits none (or, with --pools, misses its pool), 2 bad usage or invalid input, 3 cluster failure.";
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub inputs: Inputs,
+    /// Judge against a node snapshot (`kubectl get nodes -o yaml|json`; - for stdin) instead of the live cluster
+    #[arg(long, value_name = "FILE", overrides_with = "nodes")]
+    pub nodes: Option<PathBuf>,
+    /// Judge against the policy's node pools as nodes (their labels and taints)
+    #[arg(long, conflicts_with = "nodes")]
+    pub pools: bool,
+    /// Count what the pods already on each node request (live cluster, or Pods in the snapshot)
+    #[arg(long, conflicts_with = "pools")]
+    pub usage: bool,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+    /// Run as a KRM validator: a ResourceList on stdin, the same list with results on stdout
+    #[arg(long)]
+    pub krm: bool,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+}
+
+pub fn run(a: CheckArgs, policy: Option<PathBuf>, verbose: bool) -> Exit {
+    match run_inner(a, policy, verbose) {
+        Ok(e) => e,
+        Err(e) => {
+            // A broken pipe while printing is not an error.
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                eprintln!("error: {e}");
+                return Exit::Usage;
+            }
+            Exit::Ok
+        }
+    }
+}
+
+fn run_inner(a: CheckArgs, policy_path: Option<PathBuf>, verbose: bool) -> std::io::Result<Exit> {
+    let stdin_nodes = a.nodes.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    let paths = a.inputs.all();
+    if a.nodes.is_some() && a.connection.any() {
+        eprintln!("warning: --nodes judges a snapshot: the connection flags are not used");
+    }
+    if stdin_nodes && (a.krm || paths.is_empty() || paths.iter().any(|p| p.as_os_str() == "-")) {
+        eprintln!(
+            "error: --nodes - reads the snapshot from stdin: give the pipelines as file or directory paths"
+        );
+        return Ok(Exit::Usage);
+    }
+    // -p rewrites in memory; --pools also finds the policy as every command does.
+    let rewrite_policy = match &policy_path {
+        Some(p) => match load_policy(Some(p.clone())) {
+            Ok(p) => Some(p),
+            Err(e) => return Ok(e),
+        },
+        None => None,
+    };
+    let pool_policy = if a.pools && rewrite_policy.is_none() && !a.krm {
+        match load_policy(None) {
+            Ok(p) => Some(p),
+            Err(e) => return Ok(e),
+        }
+    } else {
+        None
+    };
+    let pools_from = rewrite_policy.as_ref().or(pool_policy.as_ref());
+    let nodes = if a.pools && a.krm {
+        None
+    } else if a.pools {
+        pools_from.map(Nodes::from_pools)
+    } else {
+        match nodes(&a, verbose) {
+            Ok(n) => Some(n),
+            Err(e) => return Ok(e),
+        }
+    };
+    if a.krm {
+        return krm(nodes.as_ref(), rewrite_policy.as_ref());
+    }
+    let Some(nodes) = nodes else {
+        return Ok(Exit::Usage);
+    };
+    let (_, inputs) = match read_inputs(&paths) {
+        Ok(x) => x,
+        Err(e) => return Ok(e),
+    };
+    let opts = Options {
+        rewrite: rewrite_policy.as_ref(),
+        pools: if a.pools { pools_from } else { None },
+    };
+    let report = match check::run(&inputs, &nodes, opts) {
+        Ok(r) => r,
+        Err(d) => {
+            print_diags(&d);
+            eprintln!(
+                "error: nothing was checked ({} problem{})",
+                d.len(),
+                if d.len() == 1 { "" } else { "s" }
+            );
+            return Ok(Exit::Usage);
+        }
+    };
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    let mut out = std::io::stdout().lock();
+    match a.output {
+        Output::Text => out.write_all(check::report::text(&report, &nodes).as_bytes())?,
+        Output::Json => check::report::write_json(&report, &nodes, &mut out)?,
+        Output::Yaml => {
+            let j = check::report::json(&report, &nodes);
+            out.write_all(kfsched::explain::yaml(&j).as_bytes())?;
+        }
+    }
+    out.flush()?;
+    Ok(if report.ok() {
+        Exit::Ok
+    } else {
+        Exit::Differences
+    })
+}
+
+/// The nodes from a snapshot or the live cluster.
+fn nodes(a: &CheckArgs, verbose: bool) -> Result<Nodes, Exit> {
+    if let Some(path) = &a.nodes {
+        let (name, bytes) = if path.as_os_str() == "-" {
+            let mut buf = Vec::new();
+            if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
+                eprintln!("error: <stdin>: cannot read the node snapshot: {e}");
+                return Err(Exit::Usage);
+            }
+            ("<stdin>".to_string(), buf)
+        } else {
+            match std::fs::read(path) {
+                Ok(b) => (path.display().to_string(), b),
+                Err(e) => {
+                    eprintln!(
+                        "error: {}: cannot read the node snapshot: {e}",
+                        path.display()
+                    );
+                    return Err(Exit::Usage);
+                }
+            }
+        };
+        return Nodes::from_snapshot(&name, &bytes, a.usage).map_err(|d| {
+            print_diags(&d);
+            Exit::Usage
+        });
+    }
+    live(a, verbose)
+}
+
+/// Lists the live cluster's nodes (and pods, with `--usage`).
+fn live(a: &CheckArgs, verbose: bool) -> Result<Nodes, Exit> {
+    let copts = a.connection.clone().options().map_err(|e| {
+        eprintln!("error: {e}");
+        Exit::Usage
+    })?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("error: cannot start the async runtime: {e}");
+            Exit::Cluster
+        })?;
+    let usage = a.usage;
+    let result = runtime.block_on(async {
+        let clients = kfsched::node::client::connect(&copts).await?;
+        if verbose {
+            eprintln!("connecting to {} ({})", clients.server, clients.source);
+        }
+        let live = kfsched::node::check::fetch(&clients, usage).await?;
+        Ok::<_, kfsched::node::Error>((clients.server.clone(), live))
+    });
+    runtime.shutdown_background();
+    match result {
+        Ok((server, live)) => Ok(Nodes::from_live(&server, &live.nodes, live.pods.as_deref())),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(crate::exit::of_node_error(&e))
+        }
+    }
+}
+
+/// `--krm`: a ResourceList on stdin, results added on stdout.
+fn krm(nodes: Option<&Nodes>, policy: Option<&Policy>) -> std::io::Result<Exit> {
+    let mut buf = Vec::new();
+    std::io::stdin().read_to_end(&mut buf)?;
+    match check::krm::run(&buf, nodes, policy) {
+        Ok(o) => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(o.output.as_bytes())?;
+            out.flush()?;
+            for e in &o.errors {
+                eprintln!("error: {e}");
+            }
+            Ok(if o.failed {
+                Exit::Differences
+            } else {
+                Exit::Ok
+            })
+        }
+        Err(d) => {
+            print_diags(&d);
+            Ok(Exit::Usage)
+        }
+    }
+}
