@@ -254,19 +254,30 @@ fn pools_say_whether_each_rules_component_lands_in_its_pool() {
         serde_json::json!([{"rule": "train-on-gpu", "pool": "gpu", "fits": false}])
     );
     assert_eq!(j["nodes"]["resourcesJudged"], false);
-    let d = dir(&[("policy.yaml", POLICY), ("train.yaml", &job("train", ""))]);
+    // A component no pool rule selects runs outside the pools: it is
+    // listed, and does not fail the check.
+    let d = dir(&[
+        ("policy.yaml", POLICY),
+        ("train.yaml", &job("train", "")),
+        ("prep.yaml", &job("prep", "")),
+    ]);
     let r = run_in(
         d.path(),
-        &["check", "--pools", "-p", "policy.yaml", "train.yaml"],
+        &[
+            "check",
+            "--pools",
+            "-p",
+            "policy.yaml",
+            "train.yaml",
+            "prep.yaml",
+        ],
         None,
         &[],
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout_str(), r.stderr);
-    assert!(
-        r.stdout_str()
-            .contains("Job \"train\": fits 1 of 1 pools: gpu"),
-        "{}",
-        r.stdout_str()
+    assert_eq!(
+        r.stdout_str(),
+        "train.yaml\n  Job \"train\": fits 1 of 1 pools: gpu\nprep.yaml\n  Job \"prep\": no rule puts it in a pool\nnodes: 1 pool of policy.yaml as nodes (their labels and taints; resources are not judged for pools)\n2 components: each lands in the pools its rules name\n"
     );
     // Without -p, --pools finds the policy as every command does (and judges the file as it is).
     std::fs::rename(d.path().join("policy.yaml"), d.path().join(".kfsched.yaml")).expect("rename");

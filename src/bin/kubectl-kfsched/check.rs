@@ -32,7 +32,7 @@ Examples:
   # Components that fit no node, for scripts
   kubectl kfsched check --nodes nodes.yaml -o json pipelines/ | jq '.components[] | select(.nodes == []) | .message'
 
-Exit codes: 0 every component fits a node, 1 one fits none (or, with --pools, misses its pool), 2 bad usage or invalid input, 3 cluster failure.";
+Exit codes: 0 every component fits a node, 1 one fits none (with --pools: misses a pool its rules name), 2 bad usage or invalid input, 3 cluster failure.";
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {

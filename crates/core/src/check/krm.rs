@@ -172,7 +172,13 @@ pub fn run(
     for (c, &item) in report.components.iter().zip(&item_of) {
         let at = Some((&tree, item));
         let v = &c.verdict;
-        if let Some(m) = &v.message {
+        if c.pool_check && c.pools.is_empty() {
+            results.push(result(
+                "info",
+                format!("kfsched check: {}: no rule puts it in a pool", c.label),
+                at,
+            ));
+        } else if let Some(m) = &v.message {
             let msg = format!("kfsched check: {} fits no node: {m}", c.label);
             errors.push(msg.clone());
             results.push(result("error", msg, at));

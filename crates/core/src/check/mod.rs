@@ -71,6 +71,10 @@ pub struct ComponentCheck {
     /// With `--pools`: each rule with a pool that selects the component,
     /// and whether the component fits that pool.
     pub pools: Vec<PoolLanding>,
+    /// Judged against the policy's pools (`--pools`): then only the pools
+    /// its rules name count, and a component no such rule selects is not
+    /// expected to land in any.
+    pub pool_check: bool,
 }
 
 impl ComponentCheck {
@@ -81,8 +85,12 @@ impl ComponentCheck {
             .map_or(self.label.as_str(), String::as_str)
     }
 
-    /// Whether it fits at least one node (and every pool its rules name).
+    /// Whether it fits at least one node; with `--pools`, whether it fits
+    /// every pool its rules name (none named: nothing to miss).
     pub fn ok(&self) -> bool {
+        if self.pool_check {
+            return self.pools.iter().all(|p| p.lands);
+        }
         !self.verdict.fits.is_empty() && self.pools.iter().all(|p| p.lands)
     }
 }
@@ -212,6 +220,7 @@ fn judge(found: Vec<Found>, nodes: &Nodes, opts: Options, warnings: Vec<Diagnost
                 verdict,
                 warnings: w,
                 pools,
+                pool_check: opts.pools.is_some(),
             }
         })
         .collect();

@@ -105,18 +105,18 @@ pub fn text(report: &Report, nodes: &Nodes) -> String {
     }
     let total = report.components.len();
     let failing = report.components.iter().filter(|c| !c.ok()).count();
+    let pooled = matches!(nodes.source, Source::Pools(_));
     out.push_str(&format!("nodes: {}\n", describe_nodes(nodes)));
+    let s = |n: usize, one: &'static str, many: &'static str| if n == 1 { one } else { many };
+    let verdict = match (failing, pooled) {
+        (0, false) => "every one fits".to_string(),
+        (0, true) => "each lands in the pools its rules name".to_string(),
+        (n, false) => format!("{n} {} no node", s(n, "fits", "fit")),
+        (n, true) => format!("{n} {} a pool its rules name", s(n, "misses", "miss")),
+    };
     out.push_str(&format!(
-        "{total} component{}: {}\n",
-        if total == 1 { "" } else { "s" },
-        if failing == 0 {
-            "every one fits".to_string()
-        } else {
-            format!(
-                "{failing} fit{} no node",
-                if failing == 1 { "s" } else { "" }
-            )
-        }
+        "{total} component{}: {verdict}\n",
+        s(total, "", "s")
     ));
     out
 }
@@ -131,7 +131,9 @@ fn component_text(c: &ComponentCheck, nodes: &Nodes, out: &mut String) {
     } else {
         "node"
     };
-    if v.fits.is_empty() {
+    if c.pool_check && c.pools.is_empty() {
+        out.push_str(&format!("  {}: no rule puts it in a pool\n", c.label));
+    } else if v.fits.is_empty() {
         out.push_str(&format!("  {}: fits no {what}\n", c.label));
         if let Some(m) = &v.message {
             out.push_str(&format!("      {m}\n"));
