@@ -1,9 +1,12 @@
 //! The KFP v2 fast path. An SDK-written KFP v2 pipeline document is only
 //! read, never edited (scheduling goes into the platform document after
-//! it), so instead of building a span tree of it, the few fields kfsched
-//! needs are skimmed, while its syntax is checked beside that, in pieces
-//! and on all cores. If the check fails, the caller's full parse reports
-//! the error exactly.
+//! it, or into a PipelineVersion's `spec.platformSpec` beside it), so
+//! instead of building a span tree of it, the few fields kfsched needs are
+//! skimmed, while its syntax is checked beside that, in pieces and on all
+//! cores. If the check fails, the caller's full parse reports the error
+//! exactly.
+
+use std::ops::Range;
 
 use rayon::prelude::*;
 
@@ -13,17 +16,32 @@ use kfsched_yaml::tree::check_syntax;
 
 use crate::format::kfp_v2;
 
-/// Runs `process` on the skimmed pipeline document (its projection, and
-/// the offset where it ends) when `text` starts with one, checking the
-/// document's syntax meanwhile. `None` when the file is not an SDK-written
-/// KFP v2 pipeline or its syntax check fails: then parse it whole.
-pub(crate) fn run<T: Send>(
-    text: &str,
-    process: impl FnOnce(Value, usize) -> T + Send,
-) -> Option<T> {
-    let Projection { value, end, splits } = skim_kfp_v2(text)?;
-    let process = || process(value, end);
-    let check = || check_pieces(text, end, &splits);
+/// What the fast path read.
+pub(crate) enum Head {
+    /// The file's first document, a pipeline IR, which ends at `end`: the
+    /// span tree covers the text after it.
+    Ir { value: Value, end: usize },
+    /// A PipelineVersion's `spec.pipelineSpec`, the whole lines `region`
+    /// of the file, which the span tree leaves out
+    /// ([`kfsched_yaml::tree::Tree::parse_eliding`]).
+    Version { ir: Value, region: Range<usize> },
+}
+
+/// Runs `process` on what the fast path read when `text` is an SDK-written
+/// pipeline IR or PipelineVersion, checking the syntax of the skimmed text
+/// meanwhile. `None` when the file is neither or the check fails: then
+/// parse it whole.
+pub(crate) fn run<T: Send>(text: &str, process: impl FnOnce(Head) -> T + Send) -> Option<T> {
+    let (head, skimmed, splits) = if let Some(p) = skim_kfp_v2(text) {
+        let Projection { value, end, splits } = p;
+        (Head::Ir { value, end }, &text[..end], splits)
+    } else {
+        let (Projection { value, splits, .. }, region) = skim_pipeline_version(text)?;
+        let skimmed = &text[region.clone()];
+        (Head::Version { ir: value, region }, skimmed, splits)
+    };
+    let process = || process(head);
+    let check = || check_pieces(skimmed, skimmed.len(), &splits);
     // The processing runs on this thread and the check beside it: the
     // allocations then stay in this thread's allocator arena (a second
     // arena would keep its freed pages and add to the peak RSS).
@@ -37,6 +55,76 @@ pub(crate) fn run<T: Send>(
         })
     };
     syntax_ok.then_some(result)
+}
+
+/// The IR in `spec.pipelineSpec` of a PipelineVersion as kfp writes it
+/// (PyYAML, sorted keys, two-space indentation), and the whole lines it
+/// takes: from the line after `  pipelineSpec:` up to the next line
+/// indented less than its keys. `None` for anything else, a stream of
+/// several versions included.
+fn skim_pipeline_version(text: &str) -> Option<(Projection, Range<usize>)> {
+    const KEY: &str = "\n  pipelineSpec:\n";
+    if text.contains('\r') {
+        return None;
+    }
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let first = body
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with('#'))?;
+    if !first.starts_with("apiVersion: pipelines.kubeflow.org/") {
+        return None;
+    }
+    let at = text.find(KEY)?;
+    if text[at + KEY.len()..].contains(KEY) {
+        return None;
+    }
+    // The key belongs to the top-level `spec:`.
+    let parent = text[..at]
+        .lines()
+        .rev()
+        .find(|l| !l.is_empty() && !l.starts_with(' '))?;
+    if parent != "spec:" {
+        return None;
+    }
+    let start = at + KEY.len();
+    let mut end = text.len();
+    let mut pos = start;
+    let mut last_blank = false;
+    while pos < text.len() {
+        let line_end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
+        let line = &text[pos..line_end];
+        let rest = line.trim_start_matches(' ');
+        if !rest.is_empty() && line.len() - rest.len() < 4 {
+            // The region ends at a key, a document marker or the end, never
+            // at a comment (the lines after it could still be the IR's).
+            if rest.starts_with('#') {
+                return None;
+            }
+            end = pos;
+            break;
+        }
+        last_blank = rest.is_empty();
+        pos = line_end + 1;
+    }
+    if last_blank || end <= start || !text[start..].starts_with("    ") {
+        return None;
+    }
+    let p = skim::project_indented(&text[start..end], kfp_v2::PROJECTION, 4)?;
+    if p.end != end - start || !is_sdk_ir(&p.value) {
+        return None;
+    }
+    Some((p, start..end))
+}
+
+/// Written by the SDK: `sdkVersion: kfp-...` and the keys every IR has.
+fn is_sdk_ir(v: &Value) -> bool {
+    let sdk = v
+        .get("sdkVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.starts_with("kfp-"));
+    sdk && v.get("pipelineInfo").is_some()
+        && v.get("root").is_some()
+        && v.get("deploymentSpec").is_some()
 }
 
 /// The projection of an SDK-written KFP v2 pipeline document, when the file is one.
@@ -59,15 +147,7 @@ fn skim_kfp_v2(text: &str) -> Option<Projection> {
         return None;
     }
     let p = skim::project(text, kfp_v2::PROJECTION)?;
-    let v = &p.value;
-    let sdk = v
-        .get("sdkVersion")
-        .and_then(Value::as_str)
-        .is_some_and(|s| s.starts_with("kfp-"));
-    (sdk && v.get("pipelineInfo").is_some()
-        && v.get("root").is_some()
-        && v.get("deploymentSpec").is_some())
-    .then_some(p)
+    is_sdk_ir(&p.value).then_some(p)
 }
 
 /// Checks the syntax of the skimmed document in pieces that parse on their

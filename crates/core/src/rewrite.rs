@@ -11,11 +11,12 @@ use kfsched_yaml::edit::{Editor, Flavor};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
 
 use crate::diag::{Diagnostic, decode_utf8};
+use crate::fastpath::{self, Head};
 use crate::format::{self, Doc, kfp_v2};
+use crate::helm;
 pub use crate::outcome::{ComponentReport, DocReport, FileOutcome, Input, Options};
 use crate::plan::{Planned, plan};
 use crate::policy::Policy;
-use crate::{fastpath, helm};
 
 /// Processes many files in parallel; results are in input order.
 pub fn process_all(
@@ -66,10 +67,11 @@ pub(crate) fn process_with(
         policy,
         opts,
     };
-    if let Some(result) = fastpath::run(text, |value, end| file.process(Some((value, end)))) {
+    if let Some(Some(result)) = fastpath::run(text, |head| file.process(Some(head))) {
         return result;
     }
     file.process(None)
+        .expect("the full parse always gives a result")
 }
 
 /// One file being processed.
@@ -82,31 +84,57 @@ struct File<'a> {
 }
 
 impl File<'_> {
-    /// Processes the file; `head` is the skimmed KFP v2 pipeline document
-    /// (its value, and where it ends) when the fast path read it, and the
-    /// span tree then covers only the text after it.
-    fn process(&self, head: Option<(Value, usize)>) -> Result<FileOutcome, Vec<Diagnostic>> {
-        let base = head.as_ref().map_or(0, |h| h.1);
-        let skimmed = head.is_some();
-        let tree = match Tree::parse_from(self.text, base) {
-            Ok(t) => t,
-            Err(e) => return self.unparsed(e),
+    /// Processes the file; `head` is what the fast path read, if it did
+    /// (see [`Head`]). `None` when the fast path's reading cannot be used
+    /// after all (the caller then processes the file without it).
+    fn process(&self, head: Option<Head>) -> Option<Result<FileOutcome, Vec<Diagnostic>>> {
+        let (tree, base, head) = match head {
+            None => match Tree::parse(self.text) {
+                Ok(t) => (t, 0, None),
+                Err(e) => return Some(self.unparsed(e)),
+            },
+            Some(Head::Ir { value, end }) => match Tree::parse_from(self.text, end) {
+                Ok(t) => (t, end, Some(Skimmed::Ir(value))),
+                Err(e) => return Some(self.unparsed(e)),
+            },
+            Some(Head::Version { ir, region }) => {
+                match Tree::parse_eliding(self.text, region.clone()) {
+                    Ok(t) => (t, 0, Some(Skimmed::Version(ir, region))),
+                    Err(_) => return None,
+                }
+            }
         };
-        let docs = self.detect(&tree, head)?;
+        let skimmed = matches!(head, Some(Skimmed::Ir(_)));
+        let docs = match self.detect(&tree, head) {
+            Some(Ok(d)) => d,
+            Some(Err(e)) => return Some(Err(e)),
+            None => return None,
+        };
+        Some(self.finish(&tree, &docs, skimmed, base))
+    }
+
+    /// Plans and writes the detected documents.
+    fn finish(
+        &self,
+        tree: &Tree,
+        docs: &[Doc],
+        skimmed: bool,
+        base: usize,
+    ) -> Result<FileOutcome, Vec<Diagnostic>> {
         let skimmed_docs = usize::from(skimmed);
         // The root of each document in `docs`: the skimmed pipeline has none
         // in the tree.
         let roots: Vec<Option<NodeId>> = std::iter::repeat_n(None, skimmed_docs)
             .chain(tree.documents.iter().map(|d| d.root))
             .collect();
-        let mut editor = Editor::new(&tree, Flavor::KfpV2);
+        let mut editor = Editor::new(tree, Flavor::KfpV2);
         let Planned {
             reports,
             errors,
             warnings,
         } = plan(
-            &tree,
-            &docs,
+            tree,
+            docs,
             &roots,
             self.policy,
             self.name,
@@ -125,7 +153,7 @@ impl File<'_> {
             }
             return Err(errors);
         }
-        let output = self.write(&tree, editor, if skimmed { base } else { 0 })?;
+        let output = self.write(tree, editor, if skimmed { base } else { 0 })?;
         Ok(FileOutcome {
             file: self.name.to_string(),
             output: output.filter(|o| o.as_bytes() != self.bytes),
@@ -176,13 +204,15 @@ impl File<'_> {
         })
     }
 
-    /// What each document is; with a skimmed pipeline, that first, then the
-    /// documents of the tree.
+    /// What each document is: with a skimmed pipeline IR, that first, then
+    /// the documents of the tree; with a skimmed PipelineVersion IR, the
+    /// documents of the tree, that version read with it. `None` when the
+    /// masked lines turn out not to be a PipelineVersion's pipeline spec.
     fn detect(
         &self,
         tree: &Tree,
-        head: Option<(Value, usize)>,
-    ) -> Result<Vec<Doc>, Vec<Diagnostic>> {
+        head: Option<Skimmed>,
+    ) -> Option<Result<Vec<Doc>, Vec<Diagnostic>>> {
         let to_diag = |(node, msg): (NodeId, String)| {
             let n = tree.node(node);
             vec![Diagnostic::at(
@@ -193,8 +223,12 @@ impl File<'_> {
                 msg,
             )]
         };
-        let Some((value, _)) = head else {
-            return format::detect(tree).map_err(to_diag);
+        let value = match head {
+            None => return Some(format::detect(tree).map_err(to_diag)),
+            Some(Skimmed::Version(ir, region)) => {
+                return with_skimmed_version(tree, ir, region).map(|r| r.map_err(to_diag));
+            }
+            Some(Skimmed::Ir(value)) => value,
         };
         let roots: Vec<Option<NodeId>> = tree.documents.iter().map(|d| d.root).collect();
         let platform = roots.first().copied().flatten().filter(|&r| {
@@ -214,8 +248,14 @@ impl File<'_> {
             &roots[..]
         };
         let first = roots.len() - rest.len();
-        docs.extend(format::detect_roots_from(tree, rest, first).map_err(to_diag)?);
-        Ok(docs)
+        Some(
+            format::detect_roots_from(tree, rest, first)
+                .map(|more| {
+                    docs.extend(more);
+                    docs
+                })
+                .map_err(to_diag),
+        )
     }
 
     /// Applies the queued edits to the original text, `None` when there are
@@ -280,5 +320,152 @@ fn verify(file: &str, out: &str, start: usize) -> Result<(), Vec<Diagnostic>> {
                 "internal error: the rewritten text does not parse ({e}); nothing was written. Please report this with the input file and policy"
             ),
         )]),
+    }
+}
+
+/// What the fast path read, once the span tree is built.
+enum Skimmed {
+    /// The first document, a pipeline IR.
+    Ir(Value),
+    /// The `spec.pipelineSpec` of a PipelineVersion, the lines `region` of
+    /// the file (left out of the tree).
+    Version(Value, std::ops::Range<usize>),
+}
+
+/// The documents of a tree that left out the lines of one PipelineVersion's
+/// pipeline spec: that version is read with the skimmed IR. `None` when no
+/// PipelineVersion's `spec.pipelineSpec` is the mapping left out.
+fn with_skimmed_version(
+    tree: &Tree,
+    ir: Value,
+    region: std::ops::Range<usize>,
+) -> Option<Result<Vec<Doc>, (NodeId, String)>> {
+    let mut docs = match format::detect(tree) {
+        Ok(d) => d,
+        // A problem elsewhere in the file: the full parse reports it.
+        Err(_) => return None,
+    };
+    let masked = |m: &format::pipeline_version::Manifest| {
+        tree.get_value(m.spec, "pipelineSpec")
+            .is_some_and(|n| region.contains(&(tree.node(n).start as usize)))
+    };
+    let at = docs
+        .iter()
+        .position(|d| matches!(d, Doc::KfpV2(p) if p.manifest.as_ref().is_some_and(masked)))?;
+    let root = match &docs[at] {
+        Doc::KfpV2(p) => p.manifest.as_ref()?.root,
+        _ => return None,
+    };
+    match format::pipeline_version::version(tree, root, Some(&ir)) {
+        Ok(doc) => docs[at] = doc,
+        Err(e) => return Some(Err(e)),
+    }
+    Some(Ok(docs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pv_dir(case: &str) -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/golden/pv")
+            .join(case)
+    }
+
+    fn policy_of(dir: &std::path::Path) -> Policy {
+        let bytes = std::fs::read(dir.join("policy.yaml")).expect("policy");
+        Policy::from_bytes("policy.yaml", &bytes).expect("valid policy")
+    }
+
+    /// Whether the fast path took `bytes`, what it gave, and what the full
+    /// parse gives.
+    fn both_paths(policy: &Policy, name: &str, bytes: &[u8]) -> (bool, String, String) {
+        let text = std::str::from_utf8(bytes).expect("utf-8");
+        let opts = Options {
+            details: true,
+            ..Options::default()
+        };
+        let file = File {
+            name,
+            text,
+            bytes,
+            policy,
+            opts: &opts,
+        };
+        let show = |r: Result<FileOutcome, Vec<Diagnostic>>| match r {
+            Ok(o) => format!(
+                "{}\n{:?}\n{:?}",
+                o.output.unwrap_or_default(),
+                o.docs,
+                o.warnings
+            ),
+            Err(d) => format!("{d:?}"),
+        };
+        let fast = fastpath::run(text, |head| file.process(Some(head))).flatten();
+        let took = fast.is_some();
+        let slow = file.process(None).expect("the full parse gives a result");
+        (took, fast.map(show).unwrap_or_default(), show(slow))
+    }
+
+    /// The fast path reads every SDK-written PipelineVersion fixture, and
+    /// gives what the full parse gives: the same bytes, reports and warnings.
+    #[test]
+    fn the_pipeline_version_fast_path_gives_what_the_full_parse_gives() {
+        let root = pv_dir("");
+        let mut fast = 0;
+        for case in std::fs::read_dir(&root).expect("pv fixtures") {
+            let dir = case.expect("entry").path();
+            let policy = policy_of(&dir);
+            for input in ["plain.yaml", "expected.yaml"] {
+                let bytes = std::fs::read(dir.join(input)).expect("input");
+                let (took, fast_out, full_out) = both_paths(&policy, input, &bytes);
+                // Streams and Lists of versions take the full parse; a
+                // single version (after its Pipeline or not) the fast path.
+                let several = dir.ends_with("stream") || dir.ends_with("list");
+                assert_eq!(took, !several, "{}/{input}", dir.display());
+                if took {
+                    fast += 1;
+                    assert_eq!(fast_out, full_out, "{}/{input}", dir.display());
+                }
+            }
+        }
+        assert!(fast >= 20, "the fast path read only {fast} fixtures");
+    }
+
+    /// Whatever is wrong inside the skimmed pipeline spec, the result is the
+    /// full parse's: the same error at the same place, or the same output.
+    #[test]
+    fn bad_lines_in_a_pipeline_versions_spec_get_the_full_parses_result() {
+        let dir = pv_dir("basic");
+        let policy = policy_of(&dir);
+        let text = std::fs::read_to_string(dir.join("plain.yaml")).expect("input");
+        let at = text
+            .find("\n    components:\n")
+            .expect("the IR's components")
+            + 1;
+        for bad in [
+            "    broken: [unclosed\n",
+            "    components: {}\n",
+            "\tx: 1\n",
+            "    - item\n",
+            "  # a comment\n      indented: 1\n",
+        ] {
+            let input = format!("{}{bad}{}", &text[..at], &text[at..]);
+            let (took, fast_out, full_out) = both_paths(&policy, "v.yaml", input.as_bytes());
+            if took {
+                assert_eq!(fast_out, full_out, "{bad:?}");
+            }
+            let via_process = match process("v.yaml", input.as_bytes(), &policy) {
+                Ok(o) => format!(
+                    "{}\n{:?}\n{:?}",
+                    o.output.unwrap_or_default(),
+                    o.docs,
+                    o.warnings
+                ),
+                Err(d) => format!("{d:?}"),
+            };
+            assert_eq!(via_process, full_out, "{bad:?}");
+        }
     }
 }

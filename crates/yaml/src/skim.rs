@@ -202,9 +202,19 @@ fn close(stack: &mut Vec<Frame>) {
 /// Reads the first document of `text` through `patterns`; `None` when the
 /// text is not plain PyYAML block style where it matters.
 pub fn project(text: &str, patterns: &'static [Pattern]) -> Option<Projection> {
+    project_indented(text, patterns, 0)
+}
+
+/// [`project`] of a block mapping whose keys are at column `indent` (a
+/// mapping nested in a document, cut out with its whole lines).
+pub fn project_indented(
+    text: &str,
+    patterns: &'static [Pattern],
+    indent: usize,
+) -> Option<Projection> {
     let mut stack = vec![Frame {
         seen: Default::default(),
-        key_indent: Some(0),
+        key_indent: Some(indent),
         patterns,
         others: true,
         entries: Vec::new(),

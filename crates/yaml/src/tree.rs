@@ -6,6 +6,7 @@
 //! node. Scalar values are not copied when they equal their source text.
 
 use std::fmt;
+use std::ops::Range;
 
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
@@ -140,6 +141,10 @@ struct Shifts {
     /// (character index of the line start, spaces), sorted, for mapping
     /// the parser's character indices back.
     chars: Vec<(usize, usize)>,
+    /// When the parser reads a text with some lines left out
+    /// ([`Tree::parse_eliding`]): (offset in the text read, offset in the
+    /// original) where each piece starts, sorted.
+    segments: Vec<(usize, usize)>,
 }
 
 impl Shifts {
@@ -158,6 +163,19 @@ impl Shifts {
         }
         out.push_str(&src[at..]);
         Some(out)
+    }
+
+    /// A byte offset of the text read as one of the original text.
+    fn placed(&self, offset: usize) -> usize {
+        if self.segments.is_empty() {
+            return offset;
+        }
+        let i = self
+            .segments
+            .partition_point(|s| s.0 <= offset)
+            .saturating_sub(1);
+        let (read, original) = self.segments[i];
+        original + (offset - read)
     }
 
     /// A character index of the shifted text as one of the original (an
@@ -423,7 +441,7 @@ impl<'a> Tree<'a> {
         let rounds = (SHIFT_BUDGET / src.len().max(1)).max(SHIFT_ROUNDS);
         let mut first: Option<SyntaxError> = None;
         for _ in 0..rounds {
-            match Tree::parse_pass(full, base, &shifts) {
+            match Tree::parse_pass(full, full, base, &shifts) {
                 Err((e, info)) if FLOW_INDENT_ERRORS.contains(&info.as_str()) => {
                     let at = e.offset - base;
                     let first = first.get_or_insert(e);
@@ -443,15 +461,69 @@ impl<'a> Tree<'a> {
         }))
     }
 
+    /// Parses `full` without reading the whole lines `region`, which hold
+    /// one block mapping's keys (its entries, with all they contain): the
+    /// parser reads in their place a mapping of two keys, one on the
+    /// region's first line and one on its last, each at that line's
+    /// indentation, so the mapping keeps its extent. Offsets and spans are
+    /// those of `full`. For a value read another way (the caller checks its
+    /// syntax); no second round for flow content under-indented, so on any
+    /// error the caller parses `full` itself, which reports it exactly.
+    pub fn parse_eliding(full: &'a str, region: Range<usize>) -> Result<Tree<'a>, SyntaxError> {
+        let refuse = |message: &str| SyntaxError {
+            offset: region.start,
+            line: 1,
+            col: 1,
+            path: String::new(),
+            message: message.into(),
+        };
+        let lines = full
+            .get(region.clone())
+            .ok_or_else(|| refuse("not a region of whole lines"))?;
+        if full.len() >= u32::MAX as usize
+            || bare_cr(full).is_some()
+            || !lines.ends_with('\n')
+            || (region.start > 0 && full.as_bytes()[region.start - 1] != b'\n')
+        {
+            return Err(refuse("not a region of whole lines"));
+        }
+        let body = &lines[..lines.len() - 1];
+        let last_start = body.rfind('\n').map_or(0, |i| i + 1);
+        let stand_in = |line: &str, key: &str| -> Option<String> {
+            let indent = line.len() - line.trim_start_matches(' ').len();
+            (line.len() > indent + key.len() && indent < line.len())
+                .then(|| format!("{}{key}:\n", " ".repeat(indent)))
+        };
+        let first_line = &body[..body.find('\n').unwrap_or(body.len())];
+        let first = stand_in(first_line, "a").ok_or_else(|| refuse("a short line"))?;
+        let mut reading = String::with_capacity(full.len() - lines.len() + 2 * first.len());
+        reading.push_str(&full[..region.start]);
+        reading.push_str(&first);
+        let mut segments = vec![(0, 0)];
+        if last_start > 0 {
+            let last = stand_in(&body[last_start..], "b").ok_or_else(|| refuse("a short line"))?;
+            segments.push((reading.len(), region.start + last_start));
+            reading.push_str(&last);
+        }
+        segments.push((reading.len(), region.end));
+        reading.push_str(&full[region.end..]);
+        let shifts = Shifts {
+            segments,
+            ..Shifts::default()
+        };
+        Tree::parse_pass(full, &reading, 0, &shifts).map_err(|(e, _)| e)
+    }
+
     /// One pass of the parser over `full[base..]`, with `shifts` applied
     /// to the text it reads; a syntax error also returns the parser's own
     /// message.
     fn parse_pass(
         full: &'a str,
+        reading: &str,
         base: usize,
         shifts: &Shifts,
     ) -> Result<Tree<'a>, (SyntaxError, String)> {
-        let src = &full[base..];
+        let src = &reading[base..];
         let shadow = shifts.text(src);
         let mut tree = Tree {
             src: full,
@@ -469,12 +541,13 @@ impl<'a> Tree<'a> {
             let (event, span) = match event {
                 Ok(e) => e,
                 Err(e) => {
-                    let offset = base + conv.byte(shifts.original(e.marker().index()));
+                    let offset =
+                        shifts.placed(base + conv.byte(shifts.original(e.marker().index())));
                     return Err(tree.scan_error(&stack, base, offset, &e));
                 }
             };
-            let s = (base + conv.byte(shifts.original(span.start.index()))) as u32;
-            let e = (base + conv.byte(shifts.original(span.end.index()))) as u32;
+            let s = shifts.placed(base + conv.byte(shifts.original(span.start.index()))) as u32;
+            let e = shifts.placed(base + conv.byte(shifts.original(span.end.index()))) as u32;
             match event {
                 Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
                 Event::DocumentStart(explicit) => {

@@ -8,6 +8,7 @@
 //! object), created at its sorted place in `spec` when absent. A `Pipeline`
 //! holds no spec and is not a pipeline to rewrite.
 
+use kfsched_yaml::Value;
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
 
 use super::kfp_v2::Pipeline;
@@ -50,7 +51,7 @@ pub const SERVER_FIELDS: &[&str] = &[
 /// What a `pipelines.kubeflow.org/*` document of kind `kind` is.
 pub(crate) fn detect(tree: &Tree, root: NodeId, kind: &str) -> Result<Doc, (NodeId, String)> {
     match kind {
-        KIND => version(tree, root),
+        KIND => version(tree, root, None),
         "Pipeline" => Ok(Doc::Other(
             "a KFP Pipeline, whose PipelineVersions hold the pipeline spec".into(),
         )),
@@ -60,7 +61,13 @@ pub(crate) fn detect(tree: &Tree, root: NodeId, kind: &str) -> Result<Doc, (Node
     }
 }
 
-fn version(tree: &Tree, root: NodeId) -> Result<Doc, (NodeId, String)> {
+/// Reads a PipelineVersion; `skimmed` is its `spec.pipelineSpec` when the
+/// fast path read that instead of the tree.
+pub(crate) fn version(
+    tree: &Tree,
+    root: NodeId,
+    skimmed: Option<&Value>,
+) -> Result<Doc, (NodeId, String)> {
     let metadata = field(tree, root, "metadata").filter(|&m| tree.kind(m) == Kind::Map);
     let name = metadata.and_then(|m| field_str(tree, m, "name").map(str::to_string));
     let what = match &name {
@@ -124,7 +131,10 @@ fn version(tree: &Tree, root: NodeId) -> Result<Doc, (NodeId, String)> {
     let from_cluster = metadata.is_some_and(|m| {
         field(tree, m, "uid").is_some() || field(tree, m, "resourceVersion").is_some()
     });
-    let mut p = Pipeline::read(TreeNode { tree, id: ir }, None, platform, KIND, names);
+    let mut p = match skimmed {
+        Some(ir) => Pipeline::read(ir, None, platform, KIND, names),
+        None => Pipeline::read(TreeNode { tree, id: ir }, None, platform, KIND, names),
+    };
     p.manifest = Some(Manifest {
         root,
         spec,
