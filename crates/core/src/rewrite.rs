@@ -278,10 +278,12 @@ impl File<'_> {
         // Whole lines inserted between complete lines leave every other line
         // as it was: the result parses when each inserted text does, which
         // is far cheaper to check than the file.
-        let inserts_ok = editor.only_line_inserts() && {
+        let inserts_ok = !appends_only && editor.only_line_inserts() && {
             // Rules write the same text into many components: each once.
             let distinct: std::collections::HashSet<&str> = editor.inserted_texts().collect();
-            distinct.into_iter().all(kfsched_yaml::tree::check_syntax)
+            distinct
+                .into_iter()
+                .all(|t| kfsched_yaml::quick::accepts(t) || kfsched_yaml::tree::check_syntax(t))
         };
         let out = editor.finish().map_err(|e| {
             vec![Diagnostic::at(
