@@ -73,7 +73,7 @@ impl Result1 {
     }
 }
 
-fn str_at<'t>(tree: &'t Tree, node: NodeId, path: &[&str]) -> Option<&'t str> {
+pub(crate) fn str_at<'t>(tree: &'t Tree, node: NodeId, path: &[&str]) -> Option<&'t str> {
     let mut n = node;
     for k in path {
         n = tree.get_value(n, k)?;
@@ -82,7 +82,7 @@ fn str_at<'t>(tree: &'t Tree, node: NodeId, path: &[&str]) -> Option<&'t str> {
 }
 
 /// apiVersion/kind/name/namespace of an item, for `resourceRef`.
-fn resource_ref(tree: &Tree, item: NodeId) -> Value {
+pub(crate) fn resource_ref(tree: &Tree, item: NodeId) -> Value {
     let mut m = Vec::new();
     for (k, path) in [
         ("apiVersion", &["apiVersion"][..]),
@@ -98,7 +98,7 @@ fn resource_ref(tree: &Tree, item: NodeId) -> Value {
 }
 
 /// Where the orchestrator says an item came from.
-fn file_ref(tree: &Tree, item: NodeId) -> Option<(String, i64)> {
+pub(crate) fn file_ref(tree: &Tree, item: NodeId) -> Option<(String, i64)> {
     let ann = tree
         .get_value(item, "metadata")
         .and_then(|m| tree.get_value(m, "annotations"))?;

@@ -40,7 +40,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("krm", 8),
     // Placement: the pods the components become, judged as kube-scheduler
     // judges them (reads the rewrite's output under `-p`).
-    ("check", 8),
+    ("check", 9),
 ];
 
 fn layer(module: &str) -> Option<u8> {

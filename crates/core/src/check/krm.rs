@@ -7,6 +7,7 @@
 
 use crate::diag::{Diagnostic, decode_utf8};
 use crate::format;
+use crate::krm::{resource_ref, str_at};
 use crate::policy::Policy;
 use kfsched_yaml::BlockStyle;
 use kfsched_yaml::edit::{Edit, Editor, Flavor, Placement};
@@ -27,52 +28,12 @@ pub struct KrmCheck {
     pub errors: Vec<String>,
 }
 
-fn str_at<'t>(tree: &'t Tree, node: NodeId, path: &[&str]) -> Option<&'t str> {
-    let mut n = node;
-    for k in path {
-        n = tree.get_value(n, k)?;
-    }
-    tree.str_value(n)
-}
-
-/// apiVersion, kind, name and namespace of an item.
-fn resource_ref(tree: &Tree, item: NodeId) -> Value {
-    let mut m = Vec::new();
-    for (k, path) in [
-        ("apiVersion", &["apiVersion"][..]),
-        ("kind", &["kind"]),
-        ("name", &["metadata", "name"]),
-        ("namespace", &["metadata", "namespace"]),
-    ] {
-        if let Some(v) = str_at(tree, item, path) {
-            m.push((k.to_string(), Value::str(v)));
-        }
-    }
-    Value::Map(m)
-}
-
-/// Where the orchestrator says an item came from.
+/// Where the orchestrator says an item came from, as a result's `file`.
 fn file_ref(tree: &Tree, item: NodeId) -> Option<Value> {
-    let ann = tree
-        .get_value(item, "metadata")
-        .and_then(|m| tree.get_value(m, "annotations"))?;
-    let get = |keys: [&str; 2]| {
-        keys.iter()
-            .find_map(|k| tree.get_value(ann, k).and_then(|v| tree.str_value(v)))
-    };
-    let path = get([
-        "internal.config.kubernetes.io/path",
-        "config.kubernetes.io/path",
-    ])?;
-    let mut f = vec![("path".to_string(), Value::str(path))];
-    if let Some(i) = get([
-        "internal.config.kubernetes.io/index",
-        "config.kubernetes.io/index",
-    ])
-    .and_then(|s| s.parse::<i64>().ok())
-    .filter(|&i| i > 0)
-    {
-        f.push(("index".into(), Value::Int(i)));
+    let (path, index) = crate::krm::file_ref(tree, item)?;
+    let mut f = vec![("path".to_string(), Value::str(&path))];
+    if index > 0 {
+        f.push(("index".into(), Value::Int(index)));
     }
     Some(Value::Map(f))
 }
