@@ -275,6 +275,9 @@ current-context: offline
 #[test]
 #[ignore = "needs the control plane: scripts/test.sh starts it (KFSCHED_ADMIN_KUBECONFIG)"]
 fn kubectl_completes_live_node_names() {
+    // Its nodes are real schedulable nodes: a test that counts every node (the
+    // scheduler comparisons) must not see them come and go.
+    let _nodes = crate::node::cluster::shared();
     let admin = std::env::var_os("KFSCHED_ADMIN_KUBECONFIG")
         .filter(|v| !v.is_empty())
         .map(std::path::PathBuf::from)
