@@ -461,134 +461,155 @@ impl<'t, 'a> Editor<'t, 'a> {
             return self.replace_node(node, desired);
         }
         match (n.kind, desired) {
-            (Kind::Map, Value::Map(d)) => {
-                if n.style == Style::Flow && (self.is_sdk() || d.is_empty()) {
-                    if self.current_value(node) != *desired {
-                        self.replace_node(node, desired)?;
-                    }
-                    return Ok(());
-                }
-                let mut existing: Vec<(NodeId, NodeId)> = Vec::new();
-                let mut missing: Vec<(&String, &Value)> = Vec::new();
-                for (k, v) in d {
-                    match tree.get(node, k) {
-                        Err((_, second)) => {
-                            return Err(self.err(
-                                second,
-                                format!("duplicate key {k:?} on the edit path; remove one of them"),
-                            ));
-                        }
-                        Ok(Some((kn, vn))) => existing.push((kn, vn)),
-                        Ok(None) => missing.push((k, v)),
-                    }
-                    let _ = v;
-                }
-                // A merge key (`<<`) stays: the desired value is what the map
-                // reads as, merged entries included (see `effective_value`).
-                let removals: Vec<(NodeId, NodeId)> = tree
-                    .entries(node)
-                    .filter(|&(k, _)| !tree.is_merge_key(k))
-                    .filter(|(k, _)| !d.iter().any(|(dk, _)| dk == tree.scalar(*k)))
-                    .collect();
-                // A key the map gets from a merge with the desired value
-                // needs no entry of its own.
-                missing.retain(|(k, v)| {
-                    tree.get_value(node, k).is_some()
-                        || tree
-                            .lookup(node, k)
-                            .is_none_or(|m| effective_value(tree, m) != **v)
-                });
-                if !removals.is_empty() {
-                    // Remove entries line by line only when some entry stays and
-                    // every removed key starts its own line; otherwise re-render.
-                    let src = tree.src();
-                    let own_lines = removals.iter().all(|&(k, _)| {
-                        let ks = self.node_start(k);
-                        src[line_start(src, ks)..ks].bytes().all(|b| b == b' ')
-                    });
-                    if n.style == Style::Flow || existing.is_empty() || !own_lines {
-                        return self.replace_node(node, desired);
-                    }
-                    for (k, v) in removals {
-                        self.remove_entry(node, k, v)?;
-                    }
-                }
-                for (k, v) in d {
-                    if let Some(&(_, vn)) = existing.iter().find(|(kn, _)| tree.scalar(*kn) == k) {
-                        self.reconcile(vn, v, &Placement::Sorted.default_for(self.flavor))?;
-                    }
-                }
-                for (k, v) in missing {
-                    let at = match placement {
-                        Placement::AsDesired => {
-                            let i = d.iter().position(|(dk, _)| dk == k).unwrap_or(d.len());
-                            d[i + 1..]
-                                .iter()
-                                .find(|(dk, _)| {
-                                    existing.iter().any(|(kn, _)| tree.scalar(*kn) == dk)
-                                })
-                                .map_or(Placement::End, |(dk, _)| Placement::BeforeKey(dk.clone()))
-                        }
-                        p => p.clone(),
-                    };
-                    self.insert_key(node, k, v, &at)?;
-                }
-                Ok(())
-            }
-            (Kind::Seq, Value::Seq(d)) => {
-                if n.style == Style::Flow && (self.is_sdk() || d.is_empty()) {
-                    if self.current_value(node) != *desired {
-                        self.replace_node(node, desired)?;
-                    }
-                    return Ok(());
-                }
-                let items: Vec<NodeId> = tree.items(node).collect();
-                let prefix = items.len() <= d.len()
-                    && items
-                        .iter()
-                        .zip(d.iter())
-                        .all(|(&i, v)| node_value(tree, i) == *v);
-                if prefix {
-                    if items.len() < d.len() {
-                        for &i in &items {
-                            self.check_editable(i)?;
-                        }
-                        self.append_items(node, &items, &d[items.len()..])?;
-                    }
-                    Ok(())
-                } else if items.len() == d.len() {
-                    for (&i, v) in items.iter().zip(d.iter()) {
-                        self.reconcile(i, v, &Placement::Sorted.default_for(self.flavor))?;
-                    }
-                    Ok(())
-                } else if let Some(groups) = extension_groups(tree, &items, d) {
-                    // Each existing item grows into the first of its group, in
-                    // place; the rest of the group are new items right after it
-                    // (the m×k terms of an ANDed node affinity, SPEC §3).
-                    for &i in &items {
-                        self.check_editable(i)?;
-                    }
-                    for (at, group) in groups.iter().enumerate() {
-                        self.reconcile(
-                            items[at],
-                            &d[group.start],
-                            &Placement::Sorted.default_for(self.flavor),
-                        )?;
-                        if group.len() > 1 {
-                            self.append_items(node, &items[..=at], &d[group.start + 1..group.end])?;
-                        }
-                    }
-                    Ok(())
-                } else {
-                    self.replace_node(node, desired)
-                }
-            }
+            (Kind::Map, Value::Map(d)) => self.reconcile_map(node, desired, d, placement),
+            (Kind::Seq, Value::Seq(d)) => self.reconcile_seq(node, desired, d),
             _ => {
                 if self.current_value(node) != *desired {
                     self.replace_node(node, desired)?;
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// `reconcile` of a mapping: entries the desired map lacks are removed,
+    /// the ones both have reconciled, the missing ones inserted at `placement`.
+    fn reconcile_map(
+        &mut self,
+        node: NodeId,
+        desired: &Value,
+        d: &[(String, Value)],
+        placement: &Placement,
+    ) -> Result<(), EditError> {
+        let tree = self.tree;
+        let n = tree.node(node);
+        if n.style == Style::Flow && (self.is_sdk() || d.is_empty()) {
+            if self.current_value(node) != *desired {
+                self.replace_node(node, desired)?;
+            }
+            return Ok(());
+        }
+        let mut existing: Vec<(NodeId, NodeId)> = Vec::new();
+        let mut missing: Vec<(&String, &Value)> = Vec::new();
+        for (k, v) in d {
+            match tree.get(node, k) {
+                Err((_, second)) => {
+                    return Err(self.err(
+                        second,
+                        format!("duplicate key {k:?} on the edit path; remove one of them"),
+                    ));
+                }
+                Ok(Some((kn, vn))) => existing.push((kn, vn)),
+                Ok(None) => missing.push((k, v)),
+            }
+            let _ = v;
+        }
+        // A merge key (`<<`) stays: the desired value is what the map
+        // reads as, merged entries included (see `effective_value`).
+        let removals: Vec<(NodeId, NodeId)> = tree
+            .entries(node)
+            .filter(|&(k, _)| !tree.is_merge_key(k))
+            .filter(|(k, _)| !d.iter().any(|(dk, _)| dk == tree.scalar(*k)))
+            .collect();
+        // A key the map gets from a merge with the desired value
+        // needs no entry of its own.
+        missing.retain(|(k, v)| {
+            tree.get_value(node, k).is_some()
+                || tree
+                    .lookup(node, k)
+                    .is_none_or(|m| effective_value(tree, m) != **v)
+        });
+        if !removals.is_empty() {
+            // Remove entries line by line only when some entry stays and
+            // every removed key starts its own line; otherwise re-render.
+            let src = tree.src();
+            let own_lines = removals.iter().all(|&(k, _)| {
+                let ks = self.node_start(k);
+                src[line_start(src, ks)..ks].bytes().all(|b| b == b' ')
+            });
+            if n.style == Style::Flow || existing.is_empty() || !own_lines {
+                return self.replace_node(node, desired);
+            }
+            for (k, v) in removals {
+                self.remove_entry(node, k, v)?;
+            }
+        }
+        for (k, v) in d {
+            if let Some(&(_, vn)) = existing.iter().find(|(kn, _)| tree.scalar(*kn) == k) {
+                self.reconcile(vn, v, &Placement::Sorted.default_for(self.flavor))?;
+            }
+        }
+        for (k, v) in missing {
+            let at = match placement {
+                Placement::AsDesired => {
+                    let i = d.iter().position(|(dk, _)| dk == k).unwrap_or(d.len());
+                    d[i + 1..]
+                        .iter()
+                        .find(|(dk, _)| existing.iter().any(|(kn, _)| tree.scalar(*kn) == dk))
+                        .map_or(Placement::End, |(dk, _)| Placement::BeforeKey(dk.clone()))
+                }
+                p => p.clone(),
+            };
+            self.insert_key(node, k, v, &at)?;
+        }
+        Ok(())
+    }
+
+    /// `reconcile` of a sequence: appended items, items edited in place one
+    /// for one, or items that grow into groups; anything else is re-rendered.
+    fn reconcile_seq(
+        &mut self,
+        node: NodeId,
+        desired: &Value,
+        d: &[Value],
+    ) -> Result<(), EditError> {
+        let tree = self.tree;
+        let n = tree.node(node);
+        if n.style == Style::Flow && (self.is_sdk() || d.is_empty()) {
+            if self.current_value(node) != *desired {
+                self.replace_node(node, desired)?;
+            }
+            return Ok(());
+        }
+        let items: Vec<NodeId> = tree.items(node).collect();
+        let prefix = items.len() <= d.len()
+            && items
+                .iter()
+                .zip(d.iter())
+                .all(|(&i, v)| node_value(tree, i) == *v);
+        if prefix {
+            if items.len() < d.len() {
+                for &i in &items {
+                    self.check_editable(i)?;
+                }
+                self.append_items(node, &items, &d[items.len()..])?;
+            }
+            Ok(())
+        } else if items.len() == d.len() {
+            for (&i, v) in items.iter().zip(d.iter()) {
+                self.reconcile(i, v, &Placement::Sorted.default_for(self.flavor))?;
+            }
+            Ok(())
+        } else if let Some(groups) = extension_groups(tree, &items, d) {
+            // Each existing item grows into the first of its group, in
+            // place; the rest of the group are new items right after it
+            // (the m×k terms of an ANDed node affinity, SPEC §3).
+            for &i in &items {
+                self.check_editable(i)?;
+            }
+            for (at, group) in groups.iter().enumerate() {
+                self.reconcile(
+                    items[at],
+                    &d[group.start],
+                    &Placement::Sorted.default_for(self.flavor),
+                )?;
+                if group.len() > 1 {
+                    self.append_items(node, &items[..=at], &d[group.start + 1..group.end])?;
+                }
+            }
+            Ok(())
+        } else {
+            self.replace_node(node, desired)
         }
     }
 
