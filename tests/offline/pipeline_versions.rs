@@ -151,3 +151,47 @@ fn a_version_whose_spec_is_at_a_uri_has_nothing_to_rewrite_offline() {
         uri
     );
 }
+
+/// A PipelineVersion that a controller manages (a GitOps operator that
+/// makes versions from a template of its own, say) is left alone with the
+/// warning other controller-owned objects get: the controller would put
+/// its own spec back.
+#[test]
+fn a_version_a_controller_manages_is_skipped_with_a_warning() {
+    let g = root().join("testdata/golden/pv/basic");
+    let plain = std::fs::read_to_string(g.join("plain.yaml")).expect("read");
+    let owned = plain.replacen(
+        "metadata:\n  name: pv-basic\n",
+        "metadata:\n  name: pv-basic\n  ownerReferences:\n  - apiVersion: example.com/v1\n    kind: PipelineSource\n    name: nightly\n    uid: 0f5e8a2c-1d2b-4c8e-9a6f-3b7d2e1c4a50\n    controller: true\n",
+        1,
+    );
+    assert_ne!(owned, plain);
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::write(d.path().join("pv.yaml"), &owned).expect("write");
+    std::fs::copy(g.join("policy.yaml"), d.path().join("policy.yaml")).expect("copy");
+    let r = run_in(
+        d.path(),
+        &["rewrite", "-i", "-p", "policy.yaml", "pv.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "warning: pv.yaml:6:5: metadata.ownerReferences[0]: PipelineVersion \"pv-basic\": skipped: its controller, PipelineSource \"nightly\", makes it from its own template: rewrite that (or its own controller) instead (rules \"gpu-train\", \"cpu-batch\" select it)\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("pv.yaml")).expect("read"),
+        owned,
+        "nothing written"
+    );
+    // Without the controller reference the same file is rewritten.
+    std::fs::write(d.path().join("pv.yaml"), &plain).expect("write");
+    let r = run_in(
+        d.path(),
+        &["rewrite", "--check", "-p", "policy.yaml", "pv.yaml"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+}
