@@ -27,7 +27,9 @@ cd "$(dirname "$0")/.."
 N=${N:-200}
 RUNS=${RUNS:-5}
 BIN=${KFSCHED_BIN:-target/release/kubectl-kfsched}
-KUBECTL=${KUBECTL:-kubectl}
+# kubectl at the Kubernetes pin (versions.env), built with the control plane.
+KUBECTL=${KUBECTL:-${KFSCHED_KUBECTL:-$PWD/.cache/kube-bin/kubectl}}
+[ -x "$KUBECTL" ] || command -v "$KUBECTL" >/dev/null || scripts/build-control-plane.sh kubectl >/dev/null
 export KFSCHED_CLUSTER_DIR=${KFSCHED_CLUSTER_DIR:-$PWD/.cache/cluster-bench}
 
 [ -x "$BIN" ] || cargo build --release --bin kubectl-kfsched

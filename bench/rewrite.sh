@@ -24,6 +24,11 @@ if [ ! -x "$bench_venv/bin/python" ]; then
   "$bench_venv/bin/pip" install -q PyYAML==6.0.4 ruamel.yaml==0.19.1
 fi
 scripts/build-tools.sh yq >/dev/null
+# kubectl (for `kubectl kustomize`) at the Kubernetes pin, unless $KUBECTL names another.
+if [ -z "${KUBECTL:-}" ]; then
+  export KUBECTL=${KFSCHED_KUBECTL:-$root/.cache/kube-bin/kubectl}
+  [ -x "$KUBECTL" ] || scripts/build-control-plane.sh kubectl >/dev/null
+fi
 big=$cache/bench/big-v2.yaml
 if [ ! -f "$big" ]; then
   mkdir -p "$cache/bench"
