@@ -192,3 +192,46 @@ fn the_import_scanner_sees_groups_and_paths_and_skips_comments() {
     let got: Vec<String> = imports(&code(text)).into_iter().collect();
     assert_eq!(got, ["diag", "merge", "outcome", "plan"]);
 }
+
+/// The offline core (and the YAML engine under it) builds without the
+/// cluster side's runtime or the command line: no kube, tokio or clap
+/// anywhere in its normal dependency tree.
+#[test]
+fn the_offline_core_depends_on_no_kube_tokio_or_clap() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for package in ["kfsched-core", "kfsched-yaml"] {
+        let out = std::process::Command::new(env!("CARGO"))
+            .current_dir(&root)
+            .args([
+                "tree",
+                "--offline",
+                "-p",
+                package,
+                "-e",
+                "normal",
+                "--prefix",
+                "none",
+                "--format",
+                "{p}",
+            ])
+            .output()
+            .expect("run cargo tree");
+        assert!(
+            out.status.success(),
+            "cargo tree -p {package}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let tree = String::from_utf8_lossy(&out.stdout);
+        let crates: BTreeSet<&str> = tree
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert!(crates.contains(package), "{tree}");
+        for banned in ["kube", "kube-client", "kube-runtime", "tokio", "clap"] {
+            assert!(
+                !crates.contains(banned),
+                "{package} depends on {banned}:\n{tree}"
+            );
+        }
+    }
+}
