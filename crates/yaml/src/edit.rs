@@ -460,16 +460,26 @@ impl<'t, 'a> Editor<'t, 'a> {
             // final content, whatever its layout was before.
             return self.replace_node(node, desired);
         }
+        // A flow collection in an SDK-written file (or one that empties) is
+        // written whole, as the SDK writes it, when its value changes.
+        let whole = |empty: bool| n.style == Style::Flow && (self.is_sdk() || empty);
         match (n.kind, desired) {
-            (Kind::Map, Value::Map(d)) => self.reconcile_map(node, desired, d, placement),
-            (Kind::Seq, Value::Seq(d)) => self.reconcile_seq(node, desired, d),
-            _ => {
-                if self.current_value(node) != *desired {
-                    self.replace_node(node, desired)?;
-                }
-                Ok(())
+            (Kind::Map, Value::Map(d)) if !whole(d.is_empty()) => {
+                self.reconcile_map(node, desired, d, placement)
             }
+            (Kind::Seq, Value::Seq(d)) if !whole(d.is_empty()) => {
+                self.reconcile_seq(node, desired, d)
+            }
+            _ => self.replace_if_changed(node, desired),
         }
+    }
+
+    /// Replaces `node` with `desired` unless it already reads as that.
+    fn replace_if_changed(&mut self, node: NodeId, desired: &Value) -> Result<(), EditError> {
+        if self.current_value(node) != *desired {
+            self.replace_node(node, desired)?;
+        }
+        Ok(())
     }
 
     /// `reconcile` of a mapping: entries the desired map lacks are removed,
@@ -483,12 +493,6 @@ impl<'t, 'a> Editor<'t, 'a> {
     ) -> Result<(), EditError> {
         let tree = self.tree;
         let n = tree.node(node);
-        if n.style == Style::Flow && (self.is_sdk() || d.is_empty()) {
-            if self.current_value(node) != *desired {
-                self.replace_node(node, desired)?;
-            }
-            return Ok(());
-        }
         let mut existing: Vec<(NodeId, NodeId)> = Vec::new();
         let mut missing: Vec<(&String, &Value)> = Vec::new();
         for (k, v) in d {
@@ -564,13 +568,6 @@ impl<'t, 'a> Editor<'t, 'a> {
         d: &[Value],
     ) -> Result<(), EditError> {
         let tree = self.tree;
-        let n = tree.node(node);
-        if n.style == Style::Flow && (self.is_sdk() || d.is_empty()) {
-            if self.current_value(node) != *desired {
-                self.replace_node(node, desired)?;
-            }
-            return Ok(());
-        }
         let items: Vec<NodeId> = tree.items(node).collect();
         let prefix = items.len() <= d.len()
             && items
