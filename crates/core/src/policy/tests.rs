@@ -1,0 +1,115 @@
+//! The policy's reading and validation, on small policies.
+
+use super::*;
+
+fn load(s: &str) -> Result<Policy, PolicyErrors> {
+    Policy::from_bytes("p.yaml", s.as_bytes())
+}
+
+#[test]
+fn pool_shorthand_expands() {
+    let p = load(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: x}\nspec:\n  nodePools:\n  - name: gpu\n    labels: {a: b}\n    taints: [{key: k, value: v, effect: NoSchedule}, {key: j, effect: NoExecute}]\n  rules:\n  - name: r\n    pool: gpu\n",
+        )
+        .unwrap();
+    let r = &p.rules[0];
+    assert_eq!(r.tolerations.len(), 2);
+    assert_eq!(r.tolerations[0].operator.as_deref(), Some("Equal"));
+    assert_eq!(r.tolerations[1].operator.as_deref(), Some("Exists"));
+    assert_eq!(r.required.len(), 1);
+}
+
+#[test]
+fn every_error_is_reported_with_its_place() {
+    let err = load(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  rules:\n  - name: r\n    toleration: []\n    tolerations:\n    - {key: a, operator: Equals}\n    - {operator: Equal}\n    nodeSelector: {gpu: true}\n",
+        )
+        .unwrap_err();
+    let msgs: Vec<String> = err.0.iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        msgs,
+        vec![
+            "p.yaml:6:5: spec.rules[0].toleration: unknown field \"toleration\"; did you mean \"tolerations\"?",
+            "p.yaml:8:26: spec.rules[0].tolerations[0].operator: Unsupported value: \"Equals\": supported values: \"Equal\", \"Exists\"; did you mean \"Equal\"?",
+            "p.yaml:9:18: spec.rules[0].tolerations[1].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+            "p.yaml:10:25: spec.rules[0].nodeSelector.gpu: must be a string, got a boolean (true); quote it: \"true\"",
+        ]
+    );
+}
+
+#[test]
+fn an_unknown_pool_lists_each_known_pool_once() {
+    let err = load(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  nodePools:\n  - {name: gpu-a, nodes: [a], labels: {x: y}}\n  - {name: gpu-a, nodes: [b], labels: {x: y}}\n  - {name: '', nodes: [c], labels: {x: y}}\n  rules:\n  - {name: r, pool: zzzzzzzz}\n",
+        )
+        .unwrap_err();
+    let last = err.0.last().map(|d| d.to_string()).unwrap_or_default();
+    assert_eq!(
+        last,
+        "p.yaml:9:21: spec.rules[0].pool: unknown node pool \"zzzzzzzz\"; known pools: gpu-a"
+    );
+}
+
+/// The API server's warnings, at the policy's path: a deprecated key
+/// at the key, a value that never matches at the value.
+#[test]
+fn warnings_point_at_what_draws_them() {
+    let p = load(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  nodePools:\n  - {name: old, labels: {beta.kubernetes.io/os: linux}}\n  rules:\n  - name: r\n    pool: old\n    nodeSelector: {beta.kubernetes.io/arch: amd64}\n    podAnnotations: {scheduler.alpha.kubernetes.io/critical-pod: \"\"}\n    affinity:\n      nodeAffinity:\n        preferredDuringSchedulingIgnoredDuringExecution:\n        - weight: 1\n          preference:\n            matchExpressions:\n            - {key: failure-domain.beta.kubernetes.io/zone, operator: In, values: [us west]}\n      podAntiAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n        - topologyKey: kubernetes.io/hostname\n          labelSelector:\n",
+        )
+        .unwrap();
+    let msgs: Vec<String> = p.warnings.iter().map(|d| d.to_string()).collect();
+    let pref = "spec.rules[0].affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0]";
+    assert_eq!(
+            msgs,
+            vec![
+                "p.yaml:5:26: spec.nodePools[0].labels[\"beta.kubernetes.io/os\"]: beta.kubernetes.io/os is deprecated since v1.14; use \"kubernetes.io/os\" instead".to_string(),
+                "p.yaml:9:20: spec.rules[0].nodeSelector[\"beta.kubernetes.io/arch\"]: deprecated since v1.14; use \"kubernetes.io/arch\" instead".into(),
+                "p.yaml:10:22: spec.rules[0].podAnnotations[\"scheduler.alpha.kubernetes.io/critical-pod\"]: non-functional in v1.16+; use the \"priorityClassName\" field instead".into(),
+                format!("p.yaml:17:21: {pref}.key: failure-domain.beta.kubernetes.io/zone is deprecated since v1.17; use \"topology.kubernetes.io/zone\" instead"),
+                format!("p.yaml:17:84: {pref}.values[0]: us west is invalid, {}", warnings::LABEL_VALUE_FORMAT),
+                "p.yaml:21:11: spec.rules[0].affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector: a null labelSelector results in matching no pod".into(),
+            ]
+        );
+    // A null selector stays null: `{}` would select every pod.
+    assert!(
+        p.rules[0].pod_anti_affinity_required[0]
+            .label_selector
+            .is_none()
+    );
+}
+
+/// As the API server, which warns only about what it accepts.
+#[test]
+fn an_invalid_policy_has_errors_only() {
+    let err = load(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  rules:\n  - name: r\n    nodeSelector: {beta.kubernetes.io/arch: amd 64}\n",
+        )
+        .unwrap_err();
+    assert_eq!(err.0.len(), 1, "{err}");
+    assert!(
+        err.0[0].message.starts_with("Invalid value: \"amd 64\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn values_of_the_wrong_type_are_one_error_not_also_missing_values() {
+    let err = load(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  rules:\n  - name: r\n    affinity:\n      nodeAffinity:\n        preferredDuringSchedulingIgnoredDuringExecution:\n        - weight: 1\n          preference:\n            matchExpressions:\n            - {key: z, operator: In, values: [1]}\n            - {key: x, operator: In}\n",
+        )
+        .unwrap_err();
+    let msgs: Vec<String> = err.0.iter().map(|d| d.to_string()).collect();
+    let base = "spec.rules[0].affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions";
+    assert_eq!(
+        msgs,
+        vec![
+            format!(
+                "p.yaml:12:47: {base}[0].values[0]: must be a string, got an integer (1); quote it: \"1\""
+            ),
+            format!(
+                "p.yaml:13:15: {base}[1].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"
+            ),
+        ]
+    );
+}
