@@ -2,6 +2,8 @@
 //! rules did and why (what `explain` and KRM results show), the rewritten
 //! text when it changed, and the file's warnings and errors.
 
+use kfsched_yaml::Patch;
+
 use crate::diag::Diagnostic;
 use crate::format::Skipped;
 use crate::matching::Verdict;
@@ -55,8 +57,10 @@ impl DocReport {
 #[derive(Clone, Debug)]
 pub struct FileOutcome {
     pub file: String,
-    /// The rewritten text, when it differs from the input.
-    pub output: Option<String>,
+    /// The rewrite, as splices over the input's bytes, when it differs
+    /// from the input: [`Patch::write`] streams the rewritten file,
+    /// [`FileOutcome::text`] builds it.
+    pub output: Option<Patch>,
     pub docs: Vec<DocReport>,
     pub warnings: Vec<Diagnostic>,
     /// What the rules cannot write here (a field the format cannot hold, a
@@ -68,6 +72,13 @@ pub struct FileOutcome {
 impl FileOutcome {
     pub fn changed(&self) -> bool {
         self.output.is_some()
+    }
+
+    /// The rewritten text of `input` (the bytes this outcome was made
+    /// from), when it changed.
+    pub fn text(&self, input: &[u8]) -> Option<String> {
+        let src = std::str::from_utf8(input).ok()?;
+        self.output.as_ref().map(|p| p.apply(src))
     }
 
     /// Whether the file holds any pipeline or workload.

@@ -11,6 +11,7 @@ use std::fmt;
 
 use super::block::{BlockStyle, FlowFormat, dash_before, flow_text};
 use super::emit::{Emitter, PyProfile};
+use super::patch::{self, Patch};
 use super::tree::{Kind, NodeId, Style, Tree};
 use super::value::{Value, effective_value, node_value};
 
@@ -213,15 +214,18 @@ impl<'t, 'a> Editor<'t, 'a> {
     }
 
     /// Applies the splices to the original text.
-    pub fn finish(mut self) -> Result<String, EditError> {
+    pub fn finish(self) -> Result<String, EditError> {
         let src = self.tree.src();
+        Ok(self.finish_patch()?.apply(src))
+    }
+
+    /// The splices, in order, as a [`Patch`] over the original text: for
+    /// writing the result without building it in memory first.
+    pub fn finish_patch(mut self) -> Result<Patch, EditError> {
         self.splices
             // At one offset: insertions before a removal or replacement that
             // starts there (they go before its text), deeper ones first.
             .sort_by_key(|s| (s.start, s.end > s.start, Reverse(s.col), s.seq));
-        let mut out = String::with_capacity(
-            src.len() + self.splices.iter().map(|s| s.text.len()).sum::<usize>(),
-        );
         let mut pos = 0usize;
         for s in &self.splices {
             if s.start < pos {
@@ -233,16 +237,23 @@ impl<'t, 'a> Editor<'t, 'a> {
                             .into(),
                 });
             }
-            out.push_str(&src[pos..s.start]);
-            if self.tree.crlf {
-                out.push_str(&s.text.replace('\n', "\r\n"));
-            } else {
-                out.push_str(&s.text);
-            }
             pos = s.end;
         }
-        out.push_str(&src[pos..]);
-        Ok(out)
+        let crlf = self.tree.crlf;
+        Ok(Patch::new(
+            self.splices
+                .into_iter()
+                .map(|s| patch::Splice {
+                    start: s.start,
+                    end: s.end,
+                    text: if crlf {
+                        s.text.replace('\n', "\r\n")
+                    } else {
+                        s.text
+                    },
+                })
+                .collect(),
+        ))
     }
 
     fn splice(&mut self, start: usize, end: usize, text: String, col: usize) {

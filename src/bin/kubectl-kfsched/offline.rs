@@ -193,6 +193,17 @@ fn run_all(
     Ok(outcomes)
 }
 
+/// Writes the rewritten file (or the input, unchanged) to `out`, the
+/// input's unchanged text straight from `input` between the edits.
+fn write_output(o: &FileOutcome, input: &[u8], out: &mut dyn Write) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    match &o.output {
+        Some(patch) => patch.write(input, &mut out)?,
+        None => out.write_all(input)?,
+    }
+    out.flush()
+}
+
 fn use_color(c: Color) -> bool {
     match c {
         Color::Always => true,
@@ -232,12 +243,7 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
     };
     let mut stdout = std::io::stdout().lock();
     if to_stdout {
-        let o = &outcomes[0];
-        match &o.output {
-            Some(text) => stdout.write_all(text.as_bytes())?,
-            None => stdout.write_all(&inputs[0].bytes)?,
-        }
-        stdout.flush()?;
+        write_output(&outcomes[0], &inputs[0].bytes, &mut stdout)?;
         // The process exits next: freeing these piecemeal would only cost time.
         std::mem::forget(outcomes);
         std::mem::forget(inputs);
@@ -246,11 +252,13 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
     let color = use_color(a.color);
     let mut changed = 0usize;
     for (o, input) in outcomes.iter().zip(&inputs) {
-        let Some(text) = &o.output else { continue };
+        let Some(text) = o.text(&input.bytes) else {
+            continue;
+        };
         changed += 1;
         if a.diff {
             let old = String::from_utf8_lossy(&input.bytes);
-            stdout.write_all(kfsched::diff::unified(&old, text, &o.file, color).as_bytes())?;
+            stdout.write_all(kfsched::diff::unified(&old, &text, &o.file, color).as_bytes())?;
         }
         if a.check && !a.diff {
             eprintln!("would rewrite {}", o.file);
@@ -271,9 +279,9 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
                 }
             }
         }
-        for (o, src) in outcomes.iter().zip(&sources) {
-            if let (Some(text), Source::File(p)) = (&o.output, src) {
-                if let Err(e) = discover::write_atomic(p, text.as_bytes()) {
+        for ((o, src), input) in outcomes.iter().zip(&sources).zip(&inputs) {
+            if let (Some(patch), Source::File(p)) = (&o.output, src) {
+                if let Err(e) = discover::write_atomic_with(p, |w| patch.write(&input.bytes, w)) {
                     eprintln!("error: {}: cannot write: {e}", o.file);
                     return Ok(Exit::Usage);
                 }
@@ -308,10 +316,10 @@ pub fn diff(a: DiffArgs, policy: Option<PathBuf>, verbose: bool) -> R {
     let mut stdout = std::io::stdout().lock();
     let mut any = false;
     for (o, input) in outcomes.iter().zip(&inputs) {
-        if let Some(text) = &o.output {
+        if let Some(text) = o.text(&input.bytes) {
             any = true;
             let old = String::from_utf8_lossy(&input.bytes);
-            stdout.write_all(kfsched::diff::unified(&old, text, &o.file, color).as_bytes())?;
+            stdout.write_all(kfsched::diff::unified(&old, &text, &o.file, color).as_bytes())?;
         }
     }
     stdout.flush()?;
@@ -451,12 +459,7 @@ fn legacy_plugin(config: &Path, versions: &Versions) -> R {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };
-    let mut stdout = std::io::stdout().lock();
-    match &outcomes[0].output {
-        Some(text) => stdout.write_all(text.as_bytes())?,
-        None => stdout.write_all(&input[0].bytes)?,
-    }
-    stdout.flush()?;
+    write_output(&outcomes[0], &input[0].bytes, &mut std::io::stdout().lock())?;
     Ok(Exit::Ok)
 }
 

@@ -508,8 +508,9 @@ fn components_of(file: &str, bytes: &[u8], policy: Option<&Policy>) -> FileResul
     let rewritten = match policy {
         Some(p) => {
             let outcome = rewrite::process(file, bytes, p)?;
+            let text = outcome.output.as_ref().map(|p| p.apply(original));
             warnings.extend(outcome.warnings);
-            outcome.output
+            text
         }
         None => None,
     };
