@@ -283,10 +283,10 @@ impl<'t, 'a> Editor<'t, 'a> {
         if n.kind == Kind::Alias {
             return Err(self.err(node, "the value to edit is a YAML alias (*name); kfsched does not edit through aliases: expand the alias in the file"));
         }
-        if n.tagged {
+        if n.tagged() {
             return Err(self.err(node, "the value to edit carries a YAML tag (!tag); kfsched does not edit tagged values: remove the tag or edit the value by hand"));
         }
-        if n.anchored {
+        if n.anchored() {
             return Err(self.err(node, "the value to edit carries a YAML anchor (&name), which aliases elsewhere may share; kfsched does not edit anchored values: expand the anchor in the file"));
         }
         if n.kind == Kind::Map && n.style == Style::Block && self.in_flow(node) {
@@ -331,7 +331,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         let tree = self.tree;
         let mut stack = vec![node];
         while let Some(id) = stack.pop() {
-            if tree.node(id).anchored {
+            if tree.node(id).anchored() {
                 return Err(self.err(
                     id,
                     "the text to replace defines a YAML anchor (&name) that aliases elsewhere may use; kfsched does not remove anchors: expand the anchor in the file",
@@ -349,7 +349,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         let tree = self.tree;
         let mut cur = node;
         while let Some(p) = tree.parent(cur) {
-            if tree.node(p).anchored {
+            if tree.node(p).anchored() {
                 return Err(self.err(
                     p,
                     "the value to edit is inside a collection with a YAML anchor (&name), which aliases elsewhere may share; kfsched does not edit anchored values: expand the anchor in the file",
@@ -362,7 +362,7 @@ impl<'t, 'a> Editor<'t, 'a> {
                     .map(|(k, _)| k);
                 if let Some(k) = key {
                     let kn = tree.node(k);
-                    if kn.anchored || kn.tagged || kn.kind == Kind::Alias {
+                    if kn.anchored() || kn.tagged() || kn.kind == Kind::Alias {
                         return Err(self.err(
                             k,
                             "a key on the edit path is an alias or carries a YAML anchor or tag; kfsched does not edit entries with such keys: write the key out plainly",

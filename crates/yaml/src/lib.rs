@@ -1,6 +1,7 @@
 //! YAML reading and surgical writing: the span tree, values, renderers and the editor.
 
 pub mod block;
+mod decode;
 pub mod edit;
 pub mod emit;
 pub mod patch;
