@@ -135,7 +135,22 @@ pub struct Editor<'t, 'a> {
     /// Whether every splice so far inserts whole lines of block entries at
     /// a line start (see [`Editor::only_line_inserts`]).
     only_line_inserts: bool,
+    /// Block entries rendered so far: rules write the same entry into many
+    /// components, so each distinct one is rendered once.
+    rendered: Vec<Rendered>,
 }
+
+/// A block entry `key: value` rendered in `flavor` at column `col`.
+struct Rendered {
+    flavor: Flavor,
+    col: usize,
+    key: String,
+    value: Value,
+    text: String,
+}
+
+/// How many distinct rendered entries an editor keeps.
+const RENDERED: usize = 32;
 
 impl<'t, 'a> Editor<'t, 'a> {
     pub fn new(tree: &'t Tree<'a>, flavor: Flavor) -> Self {
@@ -145,6 +160,7 @@ impl<'t, 'a> Editor<'t, 'a> {
             splices: Vec::new(),
             only_appends: true,
             only_line_inserts: true,
+            rendered: Vec::new(),
         }
     }
 
@@ -972,10 +988,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         };
         let key_col = self.col(self.node_start(first_key));
         let before = self.position_before(&entries, key, placement);
-        let text = match self.flavor {
-            Flavor::Generic(bs) => bs.entry(key, value, key_col),
-            f => Emitter::block_entry(f.profile().unwrap_or(PyProfile::KfpV2), key, value, key_col),
-        };
+        let text = self.block_entry(key, value, key_col);
         match before {
             Some(at) => self.splice_lines(at, text, key_col),
             None => {
@@ -1057,6 +1070,32 @@ impl<'t, 'a> Editor<'t, 'a> {
                 self.splice(end, end, text, col);
             }
         }
+    }
+
+    /// The text of the block entry `key: value` at column `col`, in the
+    /// file's flavour.
+    fn block_entry(&mut self, key: &str, value: &Value, col: usize) -> String {
+        let flavor = self.flavor;
+        let same = |r: &&Rendered| {
+            r.key == key && r.col == col && r.flavor == flavor && identical(&r.value, value)
+        };
+        if let Some(r) = self.rendered.iter().find(same) {
+            return r.text.clone();
+        }
+        let text = match flavor {
+            Flavor::Generic(bs) => bs.entry(key, value, col),
+            f => Emitter::block_entry(f.profile().unwrap_or(PyProfile::KfpV2), key, value, col),
+        };
+        if self.rendered.len() < RENDERED {
+            self.rendered.push(Rendered {
+                flavor,
+                col,
+                key: key.to_string(),
+                value: value.clone(),
+                text: text.clone(),
+            });
+        }
+        text
     }
 
     /// Inserts whole lines at `at`, which keeps [`Editor::only_line_inserts`]
@@ -1252,6 +1291,29 @@ impl<'t, 'a> Editor<'t, 'a> {
         self.splice(end, end, text, 0);
         self.only_appends = appends;
         self.only_line_inserts = lines;
+    }
+}
+
+/// Whether two values are written alike: the same types, items and keys
+/// in the same order (unlike `==`, which holds `1 == 1.0` and maps in any
+/// order equal).
+fn identical(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Seq(x), Value::Seq(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| identical(p, q))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k, p), (l, q))| k == l && identical(p, q))
+        }
+        _ => false,
     }
 }
 
