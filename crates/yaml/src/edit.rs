@@ -872,14 +872,15 @@ impl<'t, 'a> Editor<'t, 'a> {
     /// For a replacement `text` of the value ending at `end` (its key or
     /// dash at `col`) that holds a block scalar: flow style instead when the
     /// block scalar would take what follows as content (indented comment
-    /// lines, or a comment after the value on its line); otherwise the
+    /// lines, blank lines of spaces past its indentation, or a comment after
+    /// the value on its line); otherwise the
     /// blanks after the old value go with it (they would become a content
     /// line). Returns where the replaced text ends.
     fn fit_block_scalar(&self, text: &mut String, value: &Value, end: usize, col: usize) -> usize {
         if !has_block_scalar(text) {
             return end;
         }
-        if self.comments_follow_deeper(end, col) || self.text_follows(end) {
+        if self.lines_follow_deeper(end, col) || self.text_follows(end) {
             *text = format!(" {}", flow_text(value));
             return end;
         }
@@ -918,9 +919,10 @@ impl<'t, 'a> Editor<'t, 'a> {
                 .is_some_and(|c| c != '\n' && c != '\r')
     }
 
-    /// Whether comment lines indented past `col` follow the line holding
-    /// `end` before the next content line.
-    fn comments_follow_deeper(&self, end: usize, col: usize) -> bool {
+    /// Whether comment lines indented past `col`, or blank lines with
+    /// blanks past it (a block scalar reads those blanks as content),
+    /// follow the line holding `end` before the next content line.
+    fn lines_follow_deeper(&self, end: usize, col: usize) -> bool {
         let src = self.tree.src();
         let Some(next) = self.after_line(end) else {
             return false;
@@ -928,6 +930,9 @@ impl<'t, 'a> Editor<'t, 'a> {
         for line in src[next..].lines() {
             let rest = line.trim_start_matches(' ');
             if rest.trim().is_empty() {
+                if line.trim_end_matches('\r').len() > col {
+                    return true;
+                }
                 continue;
             }
             return rest.starts_with('#') && line.len() - rest.len() > col;
@@ -1650,6 +1655,34 @@ mod tests {
             e.finish().unwrap(),
             "labels:\n  team: vision   # owning team\n  tier: gold  # tier\n"
         );
+    }
+
+    /// A blank line of spaces after a value that becomes a multi-line
+    /// string would be a content line of a block scalar written there.
+    #[test]
+    fn a_multi_line_string_before_a_line_of_spaces_reads_back_as_written() {
+        let want = Value::str("line one\n  line two");
+        for flavor in [Flavor::KfpV1, Flavor::Generic(BlockStyle::default())] {
+            let src = "a:\n          \n\nb: 1\n";
+            let t = Tree::parse(src).unwrap();
+            let node = t.get_value(t.documents[0].root.unwrap(), "a").unwrap();
+            let mut e = Editor::new(&t, flavor);
+            e.apply(Edit::Reconcile {
+                node,
+                desired: want.clone(),
+                placement: Placement::AsDesired,
+            })
+            .unwrap();
+            let out = e.finish().unwrap();
+            let o = Tree::parse(&out).unwrap();
+            let root = o.documents[0].root.unwrap();
+            assert_eq!(
+                node_value(&o, o.get_value(root, "a").unwrap()),
+                want,
+                "{flavor:?}: {out:?}"
+            );
+            assert_eq!(node_value(&o, o.get_value(root, "b").unwrap()), Value::Int(1));
+        }
     }
 
     #[test]
