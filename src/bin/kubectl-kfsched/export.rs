@@ -47,24 +47,26 @@ pub fn admission(a: ExportAdmissionArgs, policy: Option<PathBuf>) -> R {
     let mut err = std::io::stderr().lock();
     for r in &export.rules {
         let reaches = r.reaches.join(", ");
-        let exact_for = if r.exact_pipelines.is_empty() {
-            String::new()
-        } else {
-            format!("; exact for the tasks of {}", r.exact_pipelines.join(", "))
-        };
         match &r.exactness {
             Exactness::Exact => {
                 let _ = writeln!(err, "rule {:?}: exact ({reaches})", r.name);
             }
+            Exactness::Approximate(why) if !r.exact_pipelines.is_empty() => {
+                let _ = writeln!(
+                    err,
+                    "rule {:?}: exact for the tasks of {} ({reaches}); approximate for other pipelines: {}",
+                    r.name,
+                    r.exact_pipelines.join(", "),
+                    why.join("; ")
+                );
+            }
             Exactness::Approximate(why) => {
                 let _ = writeln!(
                     err,
-                    "rule {:?}: approximate ({reaches}){exact_for}:",
-                    r.name
+                    "rule {:?}: approximate ({reaches}): {}",
+                    r.name,
+                    why.join("; ")
                 );
-                for w in why {
-                    let _ = writeln!(err, "  - {w}");
-                }
             }
         }
     }

@@ -186,6 +186,17 @@ pub fn export(
             ));
             None
         }
+        Some(Ok(s))
+            if s.requirements
+                .iter()
+                .any(|r| matches!(r.op, SelOp::GreaterThan | SelOp::LessThan)) =>
+        {
+            errors.push(Diagnostic::file(
+                "--namespace-selector",
+                "a namespace selector takes =, ==, !=, in, notin, key and !key, not > or <",
+            ));
+            None
+        }
         Some(Ok(s)) => Some(s),
         None => None,
     };
@@ -307,7 +318,7 @@ fn binding(name: &str, namespaces: Option<&LabelSelector>) -> Json {
                     SelOp::Exists => ("Exists", None),
                     SelOp::DoesNotExist => ("DoesNotExist", None),
                     // Refused when the options are read.
-                    SelOp::GreaterThan | SelOp::LessThan => ("Exists", None),
+                    SelOp::GreaterThan | SelOp::LessThan => ("", None),
                 };
                 match values {
                     Some(v) => json!({"key": r.key, "operator": op, "values": v}),
@@ -410,6 +421,7 @@ fn report(rule: &Rule, resolution: Option<&pods::Resolution>) -> Result<RuleRepo
         reaches.push("KFP v1 and Argo workflow pods");
     }
     let exact_pipelines: Vec<String> = resolution
+        .filter(|_| !v2_roles.is_empty())
         .map(|res| {
             let mut p: Vec<String> = res.known.iter().map(|(p, _)| p.clone()).collect();
             p.dedup();
@@ -428,39 +440,33 @@ fn report(rule: &Rule, resolution: Option<&pods::Resolution>) -> Result<RuleRepo
         return Err(why);
     }
     let mut approx = Vec::new();
-    let resolved = !exact_pipelines.is_empty();
-    let elsewhere = if resolved {
-        " (outside the given files' pipelines)"
-    } else {
-        ""
-    };
     for (sel, what, direction) in [
-        (&rule.matcher, "match", "may miss pods that rewrite selects"),
+        (&rule.matcher, "match", ""),
         (
             &rule.exclude,
             "exclude",
-            "may not exclude pods that rewrite excludes",
+            " (so it may apply where rewrite excludes)",
         ),
     ] {
         if sel.names.is_some() && v2_roles.contains(&PodRole::Executor) {
             approx.push(format!(
-                "{what}.names: KFP v2 executor pods carry no display names, and their component names are read from the executor label{elsewhere}; it {direction}"
+                "{what}.names: KFP v2 executor pods carry no display names, and their component names are read from the executor label{direction}"
             ));
         }
         if sel.names.is_some() && argo {
             approx.push(format!(
-                "{what}.names: KFP v1 pods' component names are read from their component_spec annotation by pattern; it {direction}"
+                "{what}.names: KFP v1 pods' component names are read from the component_spec annotation by pattern{direction}"
             ));
         }
         if sel.pipelines.is_some() && argo {
             approx.push(format!(
-                "{what}.pipelines: KFP v1 and Argo pods carry the workflow's name, read as the pipeline name with the generated suffix cut; it {direction}"
+                "{what}.pipelines: KFP v1 and Argo pods carry their workflow's name, read without its generated suffix{direction}"
             ));
         }
     }
     if !r.invisible.is_empty() {
         approx.push(format!(
-            "match.kinds also names {}, whose pods admission cannot tell apart{elsewhere}",
+            "match.kinds also names {}, whose pods do not say so",
             r.invisible.join(", ")
         ));
     }
