@@ -64,7 +64,7 @@ pub enum Key {
 }
 
 impl Key {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Key::Names => "names",
             Key::Images => "images",
