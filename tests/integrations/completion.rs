@@ -122,6 +122,7 @@ fn kubectl_completes_subcommands_flags_and_values_through_the_companion() {
             "schema",
             "check",
             "fn",
+            "export",
             "node",
             "completion",
             "version"
@@ -433,7 +434,10 @@ fn bash_complete(sb: &Sandbox, line: &str) -> Vec<String> {
 #[test]
 fn bash_script_completes_the_binary() {
     let sb = sandbox();
-    assert_eq!(bash_complete(&sb, "kubectl-kfsched ex"), ["explain"]);
+    assert_eq!(
+        bash_complete(&sb, "kubectl-kfsched ex"),
+        ["explain", "export"]
+    );
     assert_eq!(bash_complete(&sb, "kubectl-kfsched node c"), ["cordon"]);
     assert_eq!(
         bash_complete(&sb, "kubectl-kfsched rewrite --color=a"),

@@ -228,6 +228,7 @@ fn policy_and_verbose_flags_only_where_they_are_used() {
         "init",
         "check",
         "fn",
+        "export admission",
         "node apply",
         "node diff",
     ];
@@ -245,6 +246,7 @@ fn policy_and_verbose_flags_only_where_they_are_used() {
         "schema",
         "check",
         "fn",
+        "export admission",
         "completion",
         "version",
     ]

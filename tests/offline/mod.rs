@@ -7,6 +7,7 @@
 mod bad_input;
 mod check;
 mod cli;
+mod export;
 mod golden;
 mod help;
 mod init;

@@ -7,6 +7,7 @@ mod complete;
 mod completion;
 mod connection;
 mod exit;
+mod export;
 mod habits;
 mod init;
 mod node;
@@ -105,6 +106,7 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
         }
         Command::Check(a) => Ok(check::run(*a)),
         Command::Fn(a) => offline::krm(a),
+        Command::Export(cli::ExportCommand::Admission(a)) => export::admission(a),
         Command::Node(a) => Ok(node::run(*a)),
         Command::Completion(a) => {
             let shell = match a.shell {
@@ -143,6 +145,7 @@ fn hand_on(
             Command::Init(a) => Some(&mut a.policy),
             Command::Check(a) => Some(&mut a.policy),
             Command::Fn(a) => Some(&mut a.policy),
+            Command::Export(cli::ExportCommand::Admission(a)) => Some(&mut a.policy.policy),
             Command::Node(a) => match &mut a.command {
                 NodeCommand::Apply(a) => Some(&mut a.policy.policy),
                 NodeCommand::Diff(a) => Some(&mut a.policy.policy),
@@ -153,7 +156,7 @@ fn hand_on(
         match slot {
             None => {
                 return Err(format!(
-                    "-p/--policy: `{name}` reads no policy (rewrite, diff, explain, check, validate, init, fn, node apply and node diff do)"
+                    "-p/--policy: `{name}` reads no policy (rewrite, diff, explain, check, validate, init, fn, export admission, node apply and node diff do)"
                 ));
             }
             Some(Some(own)) if *own != p => {
@@ -193,6 +196,7 @@ fn command_name(command: &Command) -> String {
         Command::Schema => "schema",
         Command::Check(_) => "check",
         Command::Fn(_) => "fn",
+        Command::Export(cli::ExportCommand::Admission(_)) => "export admission",
         Command::Node(a) => match a.command {
             NodeCommand::Taint(_) => "node taint",
             NodeCommand::Label(_) => "node label",
