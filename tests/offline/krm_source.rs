@@ -118,10 +118,13 @@ fn kustomize_policy_errors_point_into_the_transformer_file() {
     // kustomize runs an exec function in the kustomization's directory.
     let r = run_in(d.path(), &["fn"], Some(list.as_bytes()), &[]);
     assert_eq!(r.code, 1, "{}", r.stderr);
+    // Named in full: kustomize may have been run from anywhere.
+    let file = d.path().join("kfsched.yaml");
     assert_eq!(
         first_error(&r.stderr),
         format!(
-            "error: invalid SchedulingPolicy: kfsched.yaml:{}: {WHY} (ResourceList:{})",
+            "error: invalid SchedulingPolicy: {}:{}: {WHY} (ResourceList:{})",
+            file.display(),
             at(POLICY, "NoSchedul"),
             at(&list, "NoSchedul")
         )
@@ -129,7 +132,7 @@ fn kustomize_policy_errors_point_into_the_transformer_file() {
     // The result in the ResourceList says the same.
     assert!(
         r.stdout_str()
-            .contains(&format!("kfsched.yaml:{}", at(POLICY, "NoSchedul"))),
+            .contains(&format!("{}:{}", file.display(), at(POLICY, "NoSchedul"))),
         "{}",
         r.stdout_str()
     );
@@ -197,7 +200,8 @@ fn a_rule_that_matches_nothing_is_located_in_the_file_too() {
     let r = run_in(d.path(), &["fn"], Some(list.as_bytes()), &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let want = format!(
-        "kfsched: rule \"gpu\" matched no component (its spec.rules[0].match is at kfsched.yaml:{}, ResourceList:{};",
+        "kfsched: rule \"gpu\" matched no component (its spec.rules[0].match is at {}:{}, ResourceList:{};",
+        d.path().join("kfsched.yaml").display(),
         at(&policy, "{names:"),
         at(&list, "names:\n")
     );

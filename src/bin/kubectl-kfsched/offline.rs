@@ -656,12 +656,14 @@ fn krm_run(
 fn policy_files(resource_list: &[u8], fallback: Option<&Policy>, found: &[PathBuf]) -> Vec<Input> {
     let text = String::from_utf8_lossy(resource_list);
     let mut paths: Vec<PathBuf> = kfsched::krm::config_paths(&text);
+    // Named in full: kustomize may have been run from anywhere.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     for name in ["kustomization.yaml", "kustomization.yml", "Kustomization"] {
         if let Ok(k) = std::fs::read_to_string(name) {
             paths.extend(
                 kfsched::krm::kustomization_configs(&k)
                     .into_iter()
-                    .map(PathBuf::from),
+                    .map(|f| cwd.join(f)),
             );
             break;
         }
