@@ -159,6 +159,10 @@ fn kubectl_habits_get_the_right_flag() {
             "  tip: -p - prints the starter policy instead of writing it\n",
         ),
         (
+            &["-p", "policy.yaml", "rewrite", "--dry-run", "a.yaml"],
+            "  tip: rewrite writes files only with -i;",
+        ),
+        (
             &["rewrite", "-R", "."],
             "  tip: directories are always searched recursively (for *.yaml, *.yml and *.json): leave it out\n",
         ),

@@ -25,12 +25,28 @@ fn instead(command: &str, flag: &str) -> Option<String> {
     }
 }
 
-/// The first word that names a command (`node` is followed by its own).
+/// The first word that names a command (`node` is followed by its own),
+/// past the flags the root takes (`-p FILE`, `-v`).
 fn command(args: &[OsString]) -> Option<String> {
     let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
-    let mut iter = words.iter().copied().filter(|w| !w.starts_with('-'));
-    match iter.next()? {
-        "node" => iter.next().map(|sub| format!("node {sub}")),
+    let mut iter = words.iter().copied();
+    let mut first = None;
+    while let Some(w) = iter.next() {
+        match w {
+            "-p" | "--policy" => {
+                iter.next();
+            }
+            w if w.starts_with('-') => {}
+            w => {
+                first = Some(w);
+                break;
+            }
+        }
+    }
+    match first? {
+        "node" => iter
+            .find(|w| !w.starts_with('-'))
+            .map(|sub| format!("node {sub}")),
         other => Some(other.to_string()),
     }
 }

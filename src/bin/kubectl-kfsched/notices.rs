@@ -5,6 +5,7 @@
 //! in words that count it the way they passed it ("2 files under
 //! pipelines/").
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -92,18 +93,20 @@ pub fn report(
             n += 1;
         }
     }
-    for arg in 0..given.args.len() {
-        let mine: Vec<&FileOutcome> = names
-            .iter()
-            .zip(&given.from)
-            .filter(|(_, a)| **a == arg)
-            .filter_map(|(name, _)| outcomes.iter().find(|o| &o.file == name))
-            .collect();
+    let by_name: HashMap<&str, &FileOutcome> =
+        outcomes.iter().map(|o| (o.file.as_str(), o)).collect();
+    let mut per_arg: Vec<Vec<&FileOutcome>> = vec![Vec::new(); given.args.len()];
+    for (name, &arg) in names.iter().zip(&given.from) {
+        if let Some(o) = by_name.get(name.as_str()) {
+            per_arg[arg].push(o);
+        }
+    }
+    for (arg, mine) in per_arg.iter().enumerate() {
         if mine.len() < given.files_from(arg) {
             // Some of it failed, and said so.
             continue;
         }
-        if let Some(d) = outcome::empty_input(&given.name(arg), &mine, given.is_dir(arg)) {
+        if let Some(d) = outcome::empty_input(&given.name(arg), mine, given.is_dir(arg)) {
             let _ = writeln!(err, "{level}: {d}");
             n += 1;
         }
