@@ -18,7 +18,7 @@ pub(crate) fn unmatched_rules<'p>(policy: &'p Policy, outcomes: &[FileOutcome]) 
         .rules
         .iter()
         .zip(hits)
-        .filter(|(_, h)| *h == 0)
+        .filter(|(r, h)| *h == 0 && r.reaches_files())
         .map(|(r, _)| r.name.as_str())
         .collect()
 }

@@ -472,7 +472,7 @@ impl Run<'_, '_> {
             }
         }
         for (rule, h) in policy.rules.iter().zip(hits) {
-            if h == 0 {
+            if h == 0 && rule.reaches_files() {
                 let d = policy.rule_diag(rule, "match", String::new());
                 let at = match &self.listed {
                     Some(listed) if d.file != FUNCTION_CONFIG => {

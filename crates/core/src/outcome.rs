@@ -152,7 +152,7 @@ pub fn unmatched_rules(policy: &Policy, outcomes: &[FileOutcome]) -> Vec<Diagnos
         .rules
         .iter()
         .enumerate()
-        .filter(|&(i, _)| hits[i] == 0)
+        .filter(|&(i, rule)| hits[i] == 0 && rule.reaches_files())
         .map(|(i, rule)| {
             let mut all = verdicts(i);
             let first = all.next();

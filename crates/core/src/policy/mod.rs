@@ -113,6 +113,13 @@ impl Rule {
             && self.pod_anti_affinity_preferred.is_empty())
     }
 
+    /// Whether the rule can select a component of a file: its `podRoles`
+    /// reach executors. One that reaches only drivers or importers acts at
+    /// admission only, and matching nothing in files is what it should do.
+    pub fn reaches_files(&self) -> bool {
+        self.matcher.reaches(crate::matching::PodRole::Executor)
+    }
+
     pub(crate) fn has_required(&self) -> bool {
         !self.required.is_empty()
     }
