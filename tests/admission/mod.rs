@@ -7,6 +7,7 @@
 //! of its own, so they run side by side.
 
 mod agreement;
+mod apply;
 mod cost;
 mod drivers;
 mod harness;
