@@ -1,7 +1,10 @@
 //! How rules merge into a component's scheduling (SPEC §3): tolerations
 //! appended when missing, node-selector and pod-metadata keys set, required
 //! node affinity ANDed into the existing terms, preferred and pod-affinity
-//! terms appended, `strategy: replace` replacing the fields a rule names.
+//! terms appended, topology spread constraints appended unless one with the
+//! same topologyKey and whenUnsatisfiable is there, the priority class,
+//! scheduler and runtime class names set, `strategy: replace` replacing the
+//! fields a rule names.
 
 use k8s_openapi::api::core::v1::{PodAffinityTerm, WeightedPodAffinityTerm};
 
@@ -9,8 +12,8 @@ use kfsched_yaml::Value;
 
 use crate::policy::{Rule, Strategy};
 use crate::scheduling::{
-    Changed, Opaque, Pref, Sched, Shape, Target, Term, Tol, opaque, pref_value, reqs_from, ser,
-    sorted_value, term_value,
+    Changed, Opaque, Pref, Sched, Shape, Spread, Target, Term, Tol, canonical, opaque, pref_value,
+    reqs_from, ser, sorted_value, spread_from_raw, term_value,
 };
 
 /// A message from merging a rule into a component.
@@ -165,12 +168,7 @@ pub fn apply(s: &mut Sched, rule: &Rule, shape: Shape, target: Target) -> (Chang
     let mut c = Changed::default();
     let mut notes = Vec::new();
     let v2 = target == Target::KfpV2Executor;
-    if v2 && rule.has_pod_affinity() {
-        notes.push(Note {
-            error: true,
-            field: "affinity",
-            message: "asks for pod affinity or anti-affinity, which the KFP v2 backend does not apply to tasks; remove affinity.podAffinity/podAntiAffinity from this rule or exclude this task".into(),
-        });
+    if v2 && kfp_v2_refusals(rule, &mut notes) {
         return (c, notes);
     }
     c.tolerations = tolerations(s, rule, shape);
@@ -179,6 +177,31 @@ pub fn apply(s: &mut Sched, rule: &Rule, shape: Shape, target: Target) -> (Chang
         replace_affinity(s, rule, shape, &mut c);
     } else {
         merge_affinity(s, rule, shape, v2, &mut c, &mut notes);
+    }
+    c.topology_spread = topology_spread(s, rule);
+    for (slot, value, field, changed) in [
+        (
+            &mut s.priority_class_name,
+            &rule.priority_class_name,
+            "priorityClassName",
+            &mut c.priority_class_name,
+        ),
+        (
+            &mut s.scheduler_name,
+            &rule.scheduler_name,
+            "schedulerName",
+            &mut c.scheduler_name,
+        ),
+        (
+            &mut s.runtime_class_name,
+            &rule.runtime_class_name,
+            "runtimeClassName",
+            &mut c.runtime_class_name,
+        ),
+    ] {
+        if let Some(v) = value {
+            *changed = set_name(slot, v, field, &mut notes);
+        }
     }
     for (k, v) in &rule.pod_labels {
         c.labels |= set_entry(&mut s.labels, k, v, "podLabels", "pod label", &mut notes);
@@ -194,6 +217,96 @@ pub fn apply(s: &mut Sched, rule: &Rule, shape: Shape, target: Target) -> (Chang
         );
     }
     (c, notes)
+}
+
+/// What a KFP v2 pipeline file cannot carry: the platform spec has no
+/// field for these, and the backend does not apply pod affinity to tasks.
+/// Refused offline with an error that points at admission, which sets them
+/// on the pods. Whether anything was refused.
+fn kfp_v2_refusals(rule: &Rule, notes: &mut Vec<Note>) -> bool {
+    let admission = |what: &str| {
+        format!(
+            "`kubectl kfsched export admission` sets {what} on the task's pod when it is created: enforce this rule there, or exclude this task from it"
+        )
+    };
+    let mut refused = false;
+    if rule.has_pod_affinity() {
+        notes.push(Note {
+            error: true,
+            field: "affinity",
+            message: format!(
+                "asks for pod affinity or anti-affinity, which the KFP v2 backend does not apply to tasks; {}",
+                admission("it")
+            ),
+        });
+        refused = true;
+    }
+    let fields = rule.kfp_v2_cannot_carry();
+    if let Some(&first) = fields.first() {
+        let it = if fields.len() == 1 { "it" } else { "them" };
+        notes.push(Note {
+            error: true,
+            field: first,
+            message: format!(
+                "sets {}, which a KFP v2 pipeline cannot carry (its platform spec has no field for {it}); {}",
+                fields.join(", "),
+                admission(it)
+            ),
+        });
+        refused = true;
+    }
+    refused
+}
+
+/// A name field (`priorityClassName`, ...): set, replacing a different
+/// value with a warning.
+fn set_name(
+    slot: &mut Option<Value>,
+    value: &str,
+    field: &'static str,
+    notes: &mut Vec<Note>,
+) -> bool {
+    if let Some(old) = slot {
+        let text = old.scalar_text().unwrap_or_default();
+        if text == value && matches!(old, Value::Str(_)) {
+            return false;
+        }
+        if text != value {
+            notes.push(Note {
+                error: false,
+                field,
+                message: format!("{field} {text} replaced by {value}"),
+            });
+        }
+    }
+    *slot = Some(Value::str(value));
+    true
+}
+
+/// Topology spread constraints: appended unless one with the same
+/// topologyKey and whenUnsatisfiable is there (the API server allows one
+/// per pair; the existing one is kept), or replaced as a whole.
+fn topology_spread(s: &mut Sched, rule: &Rule) -> bool {
+    let new: Vec<Spread> = rule
+        .topology_spread_constraints
+        .iter()
+        .map(|t| spread_from_raw(&sorted_value(&ser(t))))
+        .collect();
+    if rule.strategy == Strategy::Replace && rule.names_topology_spread {
+        if same_spreads(&s.topology_spread, &new) {
+            return false;
+        }
+        s.topology_spread = new;
+        return true;
+    }
+    let mut changed = false;
+    for n in new {
+        if !s.topology_spread.iter().any(|e| e.key == n.key) {
+            s.topology_spread.push(n);
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// Tolerations: appended when missing, or replaced as a whole.
@@ -411,6 +524,34 @@ pub fn settle(after: &mut Sched, before: &Sched, c: &mut Changed) {
         after.node_selector = before.node_selector.clone();
         c.node_selector = false;
     }
+    if c.topology_spread && same_spreads(&before.topology_spread, &after.topology_spread) {
+        after.topology_spread = before.topology_spread.clone();
+        c.topology_spread = false;
+    }
+    for (changed, b, a) in [
+        (
+            &mut c.priority_class_name,
+            &before.priority_class_name,
+            &mut after.priority_class_name,
+        ),
+        (
+            &mut c.scheduler_name,
+            &before.scheduler_name,
+            &mut after.scheduler_name,
+        ),
+        (
+            &mut c.runtime_class_name,
+            &before.runtime_class_name,
+            &mut after.runtime_class_name,
+        ),
+    ] {
+        if *changed
+            && b.as_ref().and_then(Value::scalar_text) == a.as_ref().and_then(Value::scalar_text)
+        {
+            *a = b.clone();
+            *changed = false;
+        }
+    }
     let same_pods = |a: &[Opaque], b: &[Opaque]| {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.key == y.key)
     };
@@ -444,6 +585,13 @@ pub fn settle(after: &mut Sched, before: &Sched, c: &mut Changed) {
         c.pod_affinity = false;
         c.replaced_affinity = false;
     }
+}
+
+fn same_spreads(a: &[Spread], b: &[Spread]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| canonical(&x.raw) == canonical(&y.raw))
 }
 
 fn same_tols(a: &[Tol], b: &[Tol]) -> bool {

@@ -774,13 +774,19 @@ impl<'t, 'a> Editor<'t, 'a> {
                 let end = end.max(after);
                 let keep_flow = tree.node(node).style == Style::Flow
                     && matches!(value, Value::Map(_) | Value::Seq(_));
-                let mut text = match self.flavor.profile() {
-                    Some(p) => Emitter::after_key(p, value, key_col, self.col(after)),
-                    None if keep_flow => format!(
+                // A hand-written `|` string stays one when it changes.
+                let literal = (tree.node(node).style == Style::Literal)
+                    .then(|| value.as_str())
+                    .flatten()
+                    .and_then(|s| literal_text(s, self.block_scalar_indent(node, key_col)));
+                let mut text = match (self.flavor.profile(), literal) {
+                    (Some(p), _) => Emitter::after_key(p, value, key_col, self.col(after)),
+                    (None, Some(literal)) => literal,
+                    (None, None) if keep_flow => format!(
                         " {}",
                         FlowFormat::of(tree, node).text(value, self.indent_at(key_start))
                     ),
-                    None => match self.flavor {
+                    (None, None) => match self.flavor {
                         Flavor::Generic(bs) => bs.after_key(value, key_col),
                         _ => unreachable!(),
                     },
@@ -848,6 +854,21 @@ impl<'t, 'a> Editor<'t, 'a> {
     /// lines, or a comment after the value on its line); otherwise the
     /// blanks after the old value go with it (they would become a content
     /// line). Returns where the replaced text ends.
+    /// The indentation of a `|` or `>` block scalar's content: its first
+    /// non-empty line's, or two more than its key's when it has none.
+    fn block_scalar_indent(&self, node: NodeId, key_col: usize) -> usize {
+        let src = self.tree.src();
+        let start = self.node_start(node);
+        // Whole lines: the span may start at the header or at the content.
+        let from = src[..start].rfind('\n').map_or(0, |p| p + 1);
+        let body = &src[from..self.node_end(node)];
+        body.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| (l, l.len() - l.trim_start_matches(' ').len()))
+            .find(|(l, i)| *i > key_col && !l[*i..].starts_with(['|', '>']))
+            .map_or(key_col + 2, |(_, i)| i)
+    }
+
     fn fit_block_scalar(&self, text: &mut String, value: &Value, end: usize, col: usize) -> usize {
         if !has_block_scalar(text) {
             return end;
@@ -1289,6 +1310,36 @@ fn extension_groups(
 }
 
 /// Whether rendered text holds a block scalar header (`|`, `>-`, ...).
+/// A string as a literal block scalar (` |`, its chomping indicator and
+/// its lines at `indent`), as a hand-written file that had one keeps it;
+/// `None` when a literal cannot hold it as it is (a first line that starts
+/// with a space needs an indentation indicator; control characters,
+/// carriage returns and tabs at the start of a line are kept out).
+fn literal_text(s: &str, indent: usize) -> Option<String> {
+    if !s.contains('\n')
+        || s.starts_with([' ', '\n'])
+        || s.chars()
+            .any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{feff}')
+        || s.split('\n').any(|l| l.starts_with('\t'))
+    {
+        return None;
+    }
+    let (chomp, body) = match s.strip_suffix('\n') {
+        Some(rest) if rest.ends_with('\n') => ("+", rest),
+        Some(rest) => ("", rest),
+        None => ("-", s),
+    };
+    let mut out = format!(" |{chomp}\n");
+    for line in body.split('\n') {
+        if !line.is_empty() {
+            out.extend(std::iter::repeat_n(' ', indent));
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    Some(out)
+}
+
 fn has_block_scalar(text: &str) -> bool {
     text.lines().any(|l| {
         l.split_whitespace().last().is_some_and(|t| {
