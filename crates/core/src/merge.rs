@@ -203,6 +203,16 @@ pub fn apply(s: &mut Sched, rule: &Rule, shape: Shape, target: Target) -> (Chang
             *changed = set_name(slot, v, field, &mut notes);
         }
     }
+    if let (true, Some(p)) = (c.priority_class_name, &s.priority) {
+        notes.push(Note {
+            error: false,
+            field: "priorityClassName",
+            message: format!(
+                "the pod spec sets priority: {}, which the API server refuses beside a priorityClassName whose PriorityClass has another value (the Priority admission plugin sets it from the class): remove priority",
+                p.scalar_text().unwrap_or_default()
+            ),
+        });
+    }
     for (k, v) in &rule.pod_labels {
         c.labels |= set_entry(&mut s.labels, k, v, "podLabels", "pod label", &mut notes);
     }
@@ -271,7 +281,10 @@ fn set_name(
         if text == value && matches!(old, Value::Str(_)) {
             return false;
         }
-        if text != value {
+        // `default-scheduler` is what the API server writes into every pod
+        // that names none (`kubectl get` shows it): not a choice to warn about.
+        let defaulted = field == "schedulerName" && text == DEFAULT_SCHEDULER;
+        if text != value && !defaulted {
             notes.push(Note {
                 error: false,
                 field,
@@ -282,6 +295,9 @@ fn set_name(
     *slot = Some(Value::str(value));
     true
 }
+
+/// The scheduler a pod gets when it names none.
+pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
 
 /// Topology spread constraints: appended unless one with the same
 /// topologyKey and whenUnsatisfiable is there (the API server allows one
@@ -670,5 +686,94 @@ mod tests {
         let x = term(vec![req("z", "In", &["2", "1"])]);
         let y = term(vec![req("z", "In", &["1", "2"])]);
         assert!(x.same_set(&y));
+    }
+
+    fn rules(yaml_rules: &str) -> Vec<Rule> {
+        let text = format!(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  rules:\n{yaml_rules}"
+        );
+        crate::policy::Policy::from_bytes("p.yaml", text.as_bytes())
+            .expect("a valid policy")
+            .rules
+    }
+
+    #[test]
+    fn spread_constraints_append_unless_the_pair_is_there_and_replace_replaces() {
+        let r = rules(concat!(
+            "  - name: a\n    topologySpreadConstraints:\n",
+            "    - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n",
+            "  - name: b\n    topologySpreadConstraints:\n",
+            "    - {maxSkew: 5, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n",
+            "    - {maxSkew: 2, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway}\n",
+            "  - name: c\n    strategy: replace\n    topologySpreadConstraints:\n",
+            "    - {maxSkew: 3, topologyKey: host, whenUnsatisfiable: ScheduleAnyway}\n",
+        ));
+        let mut s = Sched::default();
+        let (c, _) = apply(&mut s, &r[0], Shape::K8s, Target::Kubernetes);
+        assert!(c.topology_spread);
+        // The zone/DoNotSchedule pair is kept as the first rule wrote it.
+        let (c, _) = apply(&mut s, &r[1], Shape::K8s, Target::Kubernetes);
+        assert!(c.topology_spread);
+        let skews: Vec<String> = s
+            .topology_spread
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}/{}:{}",
+                    t.key.0,
+                    t.key.1,
+                    canonical(t.raw.get("maxSkew").expect("maxSkew"))
+                )
+            })
+            .collect();
+        assert_eq!(skews, ["zone/DoNotSchedule:1", "zone/ScheduleAnyway:2"]);
+        let (c, _) = apply(&mut s, &r[1], Shape::K8s, Target::Kubernetes);
+        assert!(!c.topology_spread, "a second merge adds nothing");
+        let (c, _) = apply(&mut s, &r[2], Shape::K8s, Target::Kubernetes);
+        assert!(c.topology_spread);
+        assert_eq!(s.topology_spread.len(), 1);
+        assert_eq!(
+            s.topology_spread[0].key,
+            ("host".into(), "ScheduleAnyway".into())
+        );
+    }
+
+    #[test]
+    fn a_name_replaces_another_value_with_a_warning() {
+        let r = rules("  - name: a\n    priorityClassName: high\n    schedulerName: volcano\n");
+        let mut s = Sched {
+            priority_class_name: Some(Value::str("low")),
+            scheduler_name: Some(Value::str("volcano")),
+            ..Sched::default()
+        };
+        let (c, notes) = apply(&mut s, &r[0], Shape::K8s, Target::Kubernetes);
+        assert!(c.priority_class_name && !c.scheduler_name);
+        assert_eq!(
+            notes,
+            [Note {
+                error: false,
+                field: "priorityClassName",
+                message: "priorityClassName low replaced by high".into(),
+            }]
+        );
+    }
+
+    #[test]
+    fn a_kfp_v2_task_refuses_what_its_platform_spec_cannot_carry() {
+        let r = rules(
+            "  - name: a\n    tolerations: [{key: k, operator: Exists}]\n    runtimeClassName: nvidia\n    topologySpreadConstraints:\n    - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n",
+        );
+        let mut s = Sched::default();
+        let (c, notes) = apply(&mut s, &r[0], Shape::KfpV2, Target::KfpV2Executor);
+        assert!(!c.any(), "nothing is merged");
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].error);
+        assert_eq!(notes[0].field, "runtimeClassName");
+        assert!(
+            notes[0].message.starts_with("sets runtimeClassName, topologySpreadConstraints, which a KFP v2 pipeline cannot carry")
+                && notes[0].message.contains("`kubectl kfsched export admission` sets them"),
+            "{}",
+            notes[0].message
+        );
     }
 }

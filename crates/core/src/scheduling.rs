@@ -132,6 +132,8 @@ pub struct Sched {
     pub scheduler_name: Option<Value>,
     pub runtime_class_name: Option<Value>,
     pub topology_spread: Vec<Spread>,
+    /// A pod spec's integer `priority` (read only: see `merge`).
+    pub priority: Option<Value>,
     /// Counts additions, so formats that keep required and preferred terms
     /// in one list (KFP v2) can write new entries in the order rules made them.
     pub step: u32,

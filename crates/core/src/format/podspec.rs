@@ -105,6 +105,7 @@ pub(crate) fn read_pod_fields(own: impl Fn(&str) -> Option<Value>, s: &mut Sched
     s.priority_class_name = name("priorityClassName");
     s.scheduler_name = name("schedulerName");
     s.runtime_class_name = name("runtimeClassName");
+    s.priority = own("priority");
     if let Some(Value::Seq(items)) = own("topologySpreadConstraints") {
         s.topology_spread = items.iter().map(spread_from_raw).collect();
     }
