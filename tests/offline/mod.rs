@@ -6,5 +6,6 @@ mod check;
 mod cli;
 mod golden;
 mod pipeline_versions;
+mod pod_spec_fields;
 mod properties;
 mod warnings;

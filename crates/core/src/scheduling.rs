@@ -333,6 +333,15 @@ impl Sched {
         if !aff.is_empty() {
             m.insert("affinity".into(), serde_json::Value::Object(aff));
         }
+        for (key, v) in [
+            ("priorityClassName", &self.priority_class_name),
+            ("schedulerName", &self.scheduler_name),
+            ("runtimeClassName", &self.runtime_class_name),
+        ] {
+            if let Some(v) = v {
+                m.insert(key.into(), v.to_json());
+            }
+        }
         if !self.topology_spread.is_empty() {
             m.insert(
                 "topologySpreadConstraints".into(),
@@ -343,15 +352,6 @@ impl Sched {
                         .collect(),
                 ),
             );
-        }
-        for (key, v) in [
-            ("priorityClassName", &self.priority_class_name),
-            ("schedulerName", &self.scheduler_name),
-            ("runtimeClassName", &self.runtime_class_name),
-        ] {
-            if let Some(v) = v {
-                m.insert(key.into(), v.to_json());
-            }
         }
         if !self.labels.is_empty() {
             m.insert(
