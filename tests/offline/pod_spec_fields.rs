@@ -189,3 +189,93 @@ fn kfp_v2_files_refuse_the_fields_and_point_at_admission() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+const SNAPSHOT: &str = "apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: zoned
+    labels: {topology.kubernetes.io/zone: z1}
+  status:
+    allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: bare
+  status:
+    allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}
+- apiVersion: scheduling.k8s.io/v1
+  kind: PriorityClass
+  metadata: {name: ml-high}
+  value: 1000
+";
+
+/// check under `-p`: a scheduler that is not kube-scheduler's is not
+/// judged (exit 0), a PriorityClass the snapshot lacks is the API server's
+/// refusal (exit 1), and the spread needs the topology label.
+#[test]
+fn check_judges_the_fields_as_the_api_server_and_kube_scheduler_do() {
+    let d = dir();
+    std::fs::write(d.path().join("nodes.yaml"), SNAPSHOT).expect("snapshot");
+    let run = |policy: &str, nodes: &str| {
+        std::fs::write(d.path().join("p.yaml"), policy).expect("policy");
+        run_in(
+            d.path(),
+            &[
+                "check", "-p", "p.yaml", "--nodes", nodes, "-o", "json", "job.yaml",
+            ],
+            None,
+            &[],
+        )
+    };
+    let r = run(POLICY, "nodes.yaml");
+    assert_eq!(
+        r.code, 0,
+        "another scheduler's pod is not judged: {}",
+        r.stderr
+    );
+    let j: serde_json::Value = serde_json::from_slice(&r.stdout).expect("JSON");
+    let c = &j["components"][0];
+    assert_eq!(c["judged"], false);
+    assert_eq!(c["refused"], serde_json::Value::Null);
+    assert_eq!(
+        c["nodes"],
+        serde_json::json!(["zoned"]),
+        "as kube-scheduler's filters would"
+    );
+    assert_eq!(c["pod"]["spec"]["priority"], 1000);
+    let kube_scheduler = POLICY.replace("    schedulerName: volcano\n", "");
+    let r = run(&kube_scheduler, "nodes.yaml");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j: serde_json::Value = serde_json::from_slice(&r.stdout).expect("JSON");
+    assert_eq!(j["components"][0]["judged"], true);
+    let missing = kube_scheduler.replace("ml-high", "ml-hihg");
+    let r = run(&missing, "nodes.yaml");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let j: serde_json::Value = serde_json::from_slice(&r.stdout).expect("JSON");
+    assert_eq!(
+        j["components"][0]["refused"],
+        "the API server refuses the pod: no PriorityClass with name ml-hihg was found (the Priority admission plugin)"
+    );
+    // A snapshot without PriorityClasses cannot tell: not judged, and said.
+    let no_classes = &SNAPSHOT[..SNAPSHOT.find("- apiVersion: scheduling").expect("a class")];
+    std::fs::write(d.path().join("bare.yaml"), no_classes).expect("snapshot");
+    let r = run(&missing, "bare.yaml");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j: serde_json::Value = serde_json::from_slice(&r.stdout).expect("JSON");
+    let notes = j["components"][0]["notJudged"].to_string();
+    assert!(
+        notes.contains("priorityClassName \\\"ml-hihg\\\": whether the cluster has this PriorityClass is not judged (the snapshot holds no PriorityClass: take it with `kubectl get nodes,priorityclasses -o yaml`)"),
+        "{notes}"
+    );
+    let rack = kube_scheduler.replace("topology.kubernetes.io/zone", "rack");
+    let r = run(&rack, "nodes.yaml");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let j: serde_json::Value = serde_json::from_slice(&r.stdout).expect("JSON");
+    assert_eq!(
+        j["components"][0]["message"],
+        "0/2 nodes are available: 2 node(s) didn't match pod topology spread constraints (missing required label). no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    );
+}
