@@ -202,7 +202,7 @@ fn pod_spec_fields_are_validated_as_the_server_validates_a_pod() {
             format!("p.yaml:13:7: {t}[3]: Duplicate value: \"{{h, DoNotSchedule}}\""),
             format!("p.yaml:13:127: {t}[3].matchLabelKeys[0]: Invalid value: \"app\": exists in both matchLabelKeys and labelSelector"),
             format!("p.yaml:14:17: {t}[4].maxSkew: Invalid value: 3000000000: must be no more than 2147483647"),
-            format!("p.yaml:14:42: {t}[4].topologyKey: Invalid value: \"a b\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName' or 'my.name' or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') (no node can carry such a label; kfsched is stricter than the API server here)"),
+            format!("p.yaml:14:42: {t}[4].topologyKey: Invalid value: \"a b\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') (no node can carry such a label; kfsched is stricter than the API server here)"),
             format!("p.yaml:14:94: {t}[4].minDomains: Invalid value: 0: must be greater than zero"),
         ]
     );
