@@ -80,7 +80,10 @@ pub fn admit(pod: &mut Pod, classes: &Classes) {
         ));
         return;
     }
-    pod.priority = Some(value);
+    // Without a class the priority stays unset: 0, as a pod that states none.
+    if class.is_some() {
+        pod.priority = Some(value);
+    }
     // A class's policy defaults to PreemptLowerPriority, as the plugin's
     // is without a class: a pod that says Never beside another is refused.
     let never = class.is_some_and(|c| c.never_preempts);
