@@ -4,6 +4,7 @@
 mod bad_input;
 mod check;
 mod cli;
+mod export;
 mod golden;
 mod pipeline_versions;
 mod pod_spec_fields;
