@@ -1,8 +1,8 @@
 //! The pod-spec fields (`priorityClassName`, `schedulerName`,
 //! `runtimeClassName`, `topologySpreadConstraints`) on the real control
 //! plane. Every fixture whose policy sets one of them (hand-written cases,
-//! the kfp 1.8 golden cases, the guide's recipes) is rewritten by kfsched,
-//! then:
+//! the kfp 1.8 golden cases) and every recipe of the guide is rewritten by
+//! kfsched, then:
 //! - the whole rewritten file (workloads, `v1 List` items, Argo workflows
 //!   under CRDs that type the fields kfsched writes) is accepted by the API
 //!   server (a server-side dry run, admission included: the PriorityClasses
@@ -27,25 +27,30 @@ const FIELDS: [&str; 4] = [
     "topologySpreadConstraints",
 ];
 
-/// (input, policy) of every fixture whose policy sets a pod-spec field.
-fn cases() -> Vec<(PathBuf, PathBuf)> {
+/// (name, input, policy text) of every fixture whose policy sets a pod-spec
+/// field, and of every recipe of the guide (its policy read from the guide).
+fn cases() -> Vec<(String, PathBuf, String)> {
     let mut out = Vec::new();
     for (dir, input) in [
         ("testdata/cases", "input.yaml"),
         ("testdata/golden/v1", "plain.yaml"),
-        ("testdata/recipes", "input.yaml"),
     ] {
         let Ok(entries) = std::fs::read_dir(root().join(dir)) else {
             continue;
         };
         for e in entries.flatten() {
             let p = e.path();
-            let policy = p.join("policy.yaml");
-            let text = std::fs::read_to_string(&policy).unwrap_or_default();
-            if p.join(input).is_file() && FIELDS.iter().any(|f| text.contains(&format!("{f}:"))) {
-                out.push((p.join(input), policy));
+            let text = std::fs::read_to_string(p.join("policy.yaml")).unwrap_or_default();
+            if p.join(input).is_file() {
+                out.push((crate::support::rel(&p), p.join(input), text));
             }
         }
+    }
+    out.retain(|(_, _, text)| FIELDS.iter().any(|f| text.contains(&format!("{f}:"))));
+    // Every recipe: queueing and autoscaling metadata must reach the server too.
+    for (name, text) in crate::support::recipes() {
+        let dir = root().join("testdata/recipes").join(&name);
+        out.push((format!("recipe {name}"), dir.join("input.yaml"), text));
     }
     out.sort();
     out
@@ -115,6 +120,7 @@ fn rewritten_workloads_and_the_pods_argo_builds_are_accepted_with_the_fields() {
     let _g = shared();
     let c = cluster();
     kubectl_in(&c, &["apply", "-f", "testdata/argo/crds.yaml"], None).ok();
+    kubectl_in(&c, &["apply", "-f", "testdata/kfp/crds.yaml"], None).ok();
     kubectl_in(
         &c,
         &[
@@ -126,6 +132,7 @@ fn rewritten_workloads_and_the_pods_argo_builds_are_accepted_with_the_fields() {
             "crd/workflowtemplates.argoproj.io",
             "crd/clusterworkflowtemplates.argoproj.io",
             "crd/cronworkflows.argoproj.io",
+            "crd/pipelineversions.pipelines.kubeflow.org",
         ],
         None,
     )
@@ -140,13 +147,15 @@ fn rewritten_workloads_and_the_pods_argo_builds_are_accepted_with_the_fields() {
     );
     let cases = cases();
     assert!(
-        cases.len() >= 6,
+        cases.len() >= 8,
         "only {} fixtures set the fields",
         cases.len()
     );
     let (mut objects, mut argo) = (0, 0);
-    for (input, policy) in &cases {
-        let name = crate::support::rel(input.parent().expect("a case"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, input, text) in &cases {
+        let policy = dir.path().join("policy.yaml");
+        std::fs::write(&policy, text).expect("write the policy");
         let out = run_bin(
             &[
                 "rewrite",
@@ -222,7 +231,7 @@ fn rewritten_workloads_and_the_pods_argo_builds_are_accepted_with_the_fields() {
                 continue;
             };
             argo += 1;
-            same_fields(&name, &pod_name, &comp["after"], &pod["spec"]);
+            same_fields(name, &pod_name, &comp["after"], &pod["spec"]);
         }
     }
     assert!(argo >= 6, "only {argo} Argo pods compared");
