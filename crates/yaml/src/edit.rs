@@ -959,7 +959,32 @@ impl<'t, 'a> Editor<'t, 'a> {
                 return self.replace_node(map, &v);
             }
             // Hand-written flow mapping: add `, key: value` after the last
-            // value, in the format of the entries already there.
+            // value (or `key: value, ` before the key it must precede), in
+            // the format of the entries already there.
+            if let Placement::BeforeKey(next) = placement {
+                // Only before a key that starts its entry (no `?` indicator)
+                // and that no other edit touches.
+                let starts_entry = |k: NodeId| {
+                    let at = self.node_start(k);
+                    tree.src()[..at].trim_end().ends_with(['{', ','])
+                        && !self.splices.iter().any(|s| s.start <= at && at <= s.end)
+                };
+                if let Some((next_key, _)) = tree
+                    .entries(map)
+                    .find(|&(k, _)| tree.scalar(k) == next && starts_entry(k))
+                {
+                    let fmt = self.flow_format_of(map);
+                    let at = self.node_start(next_key);
+                    let key_col = self.col(at);
+                    let text = format!(
+                        "{}{}",
+                        fmt.entry(key, value, key_col),
+                        fmt.separator(key_col)
+                    );
+                    self.splice(at, at, text, key_col);
+                    return Ok(());
+                }
+            }
             let last_key = tree.entries(map).last().map(|(k, _)| k);
             let (Some(last_key), Some(last)) = (last_key, tree.children(map).last()) else {
                 return self.replace_node(map, &v);
@@ -1776,5 +1801,55 @@ mod tests {
         }
         let crlf = replace_a("a: x\r\ns: 1\r\n", "one\ntwo\n");
         assert_eq!(crlf, "a: |\r\n  one\r\n  two\r\ns: 1\r\n");
+    }
+
+    /// A hand-written `|` string that changes stays a literal block, at its
+    /// own indentation, with the chomping its value needs.
+    #[test]
+    fn a_literal_block_string_stays_one() {
+        let src = "patch: |\n    a: 1\n    b: [x]\nnext: 2\n";
+        let out = run(
+            src,
+            |t| Flavor::Generic(BlockStyle::detect(t)),
+            |t| {
+                let root = t.documents[0].root.unwrap();
+                let p = t.get_value(root, "patch").unwrap();
+                vec![Edit::Reconcile {
+                    node: p,
+                    desired: Value::str("a: 1\nb: [x]\nc:\n  - 3\n"),
+                    placement: Placement::AsDesired,
+                }]
+            },
+        );
+        assert_eq!(
+            out,
+            "patch: |\n    a: 1\n    b: [x]\n    c:\n      - 3\nnext: 2\n"
+        );
+        assert_eq!(literal_text("no break", 2), None);
+        assert_eq!(literal_text(" leading space\n", 2), None);
+        assert_eq!(literal_text("a\n\n", 2).as_deref(), Some(" |+\n  a\n\n"));
+        assert_eq!(literal_text("a\nb", 2).as_deref(), Some(" |-\n  a\n  b\n"));
+    }
+
+    /// A key that must precede another goes before it in a hand-written
+    /// flow mapping, in the mapping's own format.
+    #[test]
+    fn a_flow_mapping_takes_a_key_before_another() {
+        let src = "p: {\"a\":1, \"c\":3}\n";
+        let out = run(
+            src,
+            |t| Flavor::Generic(BlockStyle::detect(t)),
+            |t| {
+                let root = t.documents[0].root.unwrap();
+                let p = t.get_value(root, "p").unwrap();
+                vec![Edit::Insert {
+                    map: p,
+                    key: "b".into(),
+                    value: Value::Int(2),
+                    placement: Placement::BeforeKey("c".into()),
+                }]
+            },
+        );
+        assert_eq!(out, "p: {\"a\":1, \"b\":2, \"c\":3}\n");
     }
 }

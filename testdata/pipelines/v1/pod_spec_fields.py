@@ -36,14 +36,16 @@ ZONE_SPREAD = {"labelSelector": {"matchLabels": {"pipelines.kubeflow.org/pipelin
                "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
                "whenUnsatisfiable": "ScheduleAnyway"}
 
-# template name -> the fields in the order kfsched writes them (kfp 1.8 has no call for
-# them): each is set on the template, and "podSpecPatch" holds the keys set in its JSON
+# template name -> the fields kfp 1.8 has no call for, in the order they are set: each is
+# set on the template (a new key goes last: kfp's podSpecPatch, then priorityClassName and
+# schedulerName, after every key kfp writes), and "podSpecPatch" holds the keys set in its
+# JSON (runtimeClassName before topologySpreadConstraints)
 TEMPLATE_FIELDS = {
-    "train": {"priorityClassName": "ml-high", "schedulerName": "volcano",
-              "podSpecPatch": {"runtimeClassName": "nvidia",
-                               "topologySpreadConstraints": [ZONE_SPREAD]}},
-    "evaluate": {"priorityClassName": "ml-high",
-                 "podSpecPatch": {"runtimeClassName": "gvisor"}},
+    "train": {"podSpecPatch": {"runtimeClassName": "nvidia",
+                               "topologySpreadConstraints": [ZONE_SPREAD]},
+              "priorityClassName": "ml-high", "schedulerName": "volcano"},
+    "evaluate": {"podSpecPatch": {"runtimeClassName": "gvisor"},
+                 "priorityClassName": "ml-high"},
 }
 
 
@@ -113,8 +115,8 @@ Three templates, display names `Train model`, `Evaluate`, `Report`.
   `memory`): `runtimeClassName` and `topologySpreadConstraints` are added to that JSON after
   kfp's `containers`, which stays; `priorityClassName` and `schedulerName` are template
   fields, after the podSpecPatch kfp wrote last.
-- sandboxed-eval: `evaluate` has no podSpecPatch: a new one holds the runtime class, after
-  the new `priorityClassName`.
+- sandboxed-eval: `evaluate` has no podSpecPatch: a new one holds the runtime class, last
+  of kfp's keys, before the new `priorityClassName`.
 - no-disrupt: Karpenter's and cluster-autoscaler's annotations on `report`
   (`op.add_pod_annotation`), so `annotations` comes before `labels` in its metadata.
 

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use super::pod_spec_patch;
-use super::podspec::{metadata_edits, pod_field_edits, read_affinity};
+use super::podspec::{metadata_edits, name_edits, pod_field_edits, read_affinity};
 use super::{
     Change, Component, Place, Skipped, alias_refusal, field, field_no_alias, field_str, push_unique,
 };
@@ -29,7 +29,9 @@ pub const KINDS: &[&str] = &[
 const POD_TYPES: &[&str] = &["container", "script", "resource", "containerSet", "data"];
 const SCHEDULING: &[&str] = &["tolerations", "nodeSelector", "affinity"];
 
-/// The key order kfp 1.8 writes a template in (`_op_to_template`).
+/// The key order kfp 1.8 writes a template in (`_op_to_template`), then
+/// the keys kfsched writes that kfp 1.8 never does, after all of its own:
+/// whatever the order of the runs that add them, they end up in this order.
 pub const KFP_V1_TEMPLATE_ORDER: &[&str] = &[
     "name",
     "parallelism",
@@ -51,6 +53,8 @@ pub const KFP_V1_TEMPLATE_ORDER: &[&str] = &[
     "sidecars",
     "volumes",
     "podSpecPatch",
+    "priorityClassName",
+    "schedulerName",
 ];
 
 /// One Argo workflow-like document.
@@ -332,8 +336,11 @@ impl Workflow {
                     .and_then(|sp| field(tree, sp, "affinity"))
                     .map(|n| effective_value(tree, n))
             };
+            // kfp 1.8's keys, then the patch it writes last, then the two
+            // names it never writes.
             edits.extend(pod_field_edits(tree, template, ch, base, v1, &placement));
             edits.extend(pod_spec_patch::edit(tree, template, ch, &placement));
+            edits.extend(name_edits(tree, template, ch, &placement));
             if c.labels || c.annotations {
                 edits.extend(metadata_edits(tree, template, ch, v1, &placement));
             }

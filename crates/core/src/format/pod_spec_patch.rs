@@ -216,11 +216,16 @@ fn edit_text(text: &str, set: &[(&'static str, Value)]) -> Option<String> {
                 desired: value.clone(),
                 placement: Placement::AsDesired,
             },
+            // runtimeClassName before topologySpreadConstraints, whichever
+            // a run added first.
             None => Edit::Insert {
                 map: root,
                 key: key.to_string(),
                 value: value.clone(),
-                placement: Placement::End,
+                placement: match tree.get_value(root, FIELDS[1]) {
+                    Some(_) if *key == FIELDS[0] => Placement::BeforeKey(FIELDS[1].into()),
+                    _ => Placement::End,
+                },
             },
         };
         editor.apply(edit).ok()?;

@@ -65,7 +65,18 @@ pub(crate) fn pod_field_edits(
     if c.affinity() {
         set("affinity", affinity_value(affinity_base, &ch.after, c, v1));
     }
-    // An Argo template has these two fields of its own.
+    edits
+}
+
+/// Edits that write a changed `priorityClassName` and `schedulerName` into
+/// `holder`, a pod spec or an Argo template (which has both fields).
+pub(crate) fn name_edits(
+    tree: &Tree,
+    holder: NodeId,
+    ch: &Change,
+    placement: &Placement,
+) -> Vec<Edit> {
+    let c = ch.changed;
     let names = [
         (
             "priorityClassName",
@@ -74,12 +85,25 @@ pub(crate) fn pod_field_edits(
         ),
         ("schedulerName", c.scheduler_name, &ch.after.scheduler_name),
     ];
-    for (key, on, v) in names {
-        if let (true, Some(v)) = (on, v) {
-            set(key, v.clone());
-        }
-    }
-    edits
+    names
+        .into_iter()
+        .filter_map(|(key, on, v)| {
+            let v = v.as_ref().filter(|_| on)?.clone();
+            Some(match tree.get_value(holder, key) {
+                Some(node) => Edit::Reconcile {
+                    node,
+                    desired: v,
+                    placement: Placement::AsDesired,
+                },
+                None => Edit::Insert {
+                    map: holder,
+                    key: key.to_string(),
+                    value: v,
+                    placement: placement.clone(),
+                },
+            })
+        })
+        .collect()
 }
 
 /// `runtimeClassName` and `topologySpreadConstraints` as a change sets

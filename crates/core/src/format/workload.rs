@@ -4,7 +4,7 @@
 
 use super::object::controller;
 use super::podspec::{
-    metadata_edits, pod_field_edits, read_affinity, read_pod_fields, spec_only_fields,
+    metadata_edits, name_edits, pod_field_edits, read_affinity, read_pod_fields, spec_only_fields,
 };
 use super::{Change, Component, Place, field, field_no_alias, field_str};
 use crate::scheduling::{Sched, tol_from_raw};
@@ -137,6 +137,7 @@ pub fn write(tree: &Tree, pt: &PodTemplate, _flavor: Flavor, ch: &Change) -> Vec
         field(tree, pt.spec, "affinity").map(|n| effective_value(tree, n))
     };
     let mut edits = pod_field_edits(tree, pt.spec, ch, base, false, &Placement::End);
+    edits.extend(name_edits(tree, pt.spec, ch, &Placement::End));
     for (key, desired) in spec_only_fields(ch) {
         edits.push(match tree.get_value(pt.spec, key) {
             Some(node) => Edit::Reconcile {
