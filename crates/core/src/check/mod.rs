@@ -191,6 +191,12 @@ fn judge(mut found: Vec<Found>, nodes: &Nodes, opts: Options, warnings: Vec<Diag
     for f in &mut found {
         classes::admit(&mut f.pod, &nodes.priority_classes);
         spread_note(&mut f.pod);
+        if let Some(r) = &f.pod.runtime_class_name {
+            let note = format!(
+                "runtimeClassName {r:?}: whether the RuntimeClass exists, and the node selector, tolerations and overhead its `scheduling` and `overhead` add at admission"
+            );
+            f.pod.unjudged.push(note);
+        }
     }
     let keys: Vec<String> = found
         .iter()
