@@ -512,6 +512,7 @@ pub fn coverage(all: &[Compared]) -> String {
         "Insufficient nvidia.com/gpu",
         "No preemption victims found",
         "running PreScore plugin",
+        "didn't match pod topology spread constraints",
     ];
     let parts: Vec<String> = reasons
         .iter()
