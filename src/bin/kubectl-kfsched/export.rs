@@ -89,6 +89,29 @@ pub fn admission(a: ExportAdmissionArgs, policy: Option<PathBuf>) -> R {
         ExportOutput::Yaml => admission::yaml(&export.objects),
         ExportOutput::Json => admission::json_list(&export.objects),
     };
+    // kubectl apply (client-side) keeps the object in an annotation of at
+    // most 256 KiB; the API server takes objects up to about 1.5 MiB.
+    let biggest = export
+        .objects
+        .iter()
+        .map(|o| serde_json::to_string(o).map_or(0, |s| s.len()))
+        .max()
+        .unwrap_or(0);
+    if biggest > 256 * 1024 {
+        let _ = writeln!(
+            err,
+            "note: an admission policy is {} KiB, more than kubectl apply's client-side record holds (256 KiB): apply it with `kubectl apply --server-side -f -`",
+            biggest / 1024
+        );
+    }
+    if biggest > 1_500_000 {
+        let _ = writeln!(
+            err,
+            "error: an admission policy is {} KiB, more than the API server stores (1.5 MiB): split the policy, or leave rules out with --skip-rule",
+            biggest / 1024
+        );
+        return Ok(Exit::Usage);
+    }
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
