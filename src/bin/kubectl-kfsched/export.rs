@@ -2,7 +2,6 @@
 //! and on stderr what each rule reaches and how exactly.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use kfsched::admission::{self, Exactness, FailurePolicy};
 
@@ -12,8 +11,8 @@ use crate::offline::{load_policy, print_diags, read_inputs};
 
 type R = Result<Exit, Box<dyn std::error::Error>>;
 
-pub fn admission(a: ExportAdmissionArgs, policy: Option<PathBuf>) -> R {
-    let policy = match load_policy(policy) {
+pub fn admission(a: ExportAdmissionArgs) -> R {
+    let policy = match load_policy(a.policy.policy.clone(), false) {
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
@@ -23,7 +22,7 @@ pub fn admission(a: ExportAdmissionArgs, policy: Option<PathBuf>) -> R {
         Vec::new()
     } else {
         match read_inputs(&paths) {
-            Ok((_, i)) => i,
+            Ok(read) => read.inputs,
             Err(e) => return Ok(e),
         }
     };
