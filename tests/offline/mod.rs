@@ -15,5 +15,6 @@ mod krm_source;
 mod messages;
 mod no_ops;
 mod pipeline_versions;
+mod pod_spec_fields;
 mod properties;
 mod warnings;

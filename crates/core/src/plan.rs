@@ -382,6 +382,22 @@ fn plan_component<'c>(
         }
     }
     merge::settle(&mut after, &before, &mut changed);
+    if changed.any() {
+        if let Some((node, msg)) = doc.write_refusal(ctx.tree, comp, changed) {
+            let rules = rule_names(ctx.policy, |i| verdicts[i].selected());
+            let d = ctx.diag_node(
+                node,
+                format!(
+                    "{}: {msg} ({} it); nothing was written",
+                    comp.label,
+                    rules_select(&rules)
+                ),
+            );
+            if !out.errors.contains(&d) {
+                out.errors.push(d);
+            }
+        }
+    }
     let details = ctx.opts.details;
     // Only `explain` shows names, images and the scheduling before and after.
     let report = ComponentReport {

@@ -234,7 +234,12 @@ fn live(a: &CheckArgs, verbose: bool) -> Result<Nodes, Exit> {
     });
     runtime.shutdown_background();
     match result {
-        Ok((server, live)) => Ok(Nodes::from_live(&server, &live.nodes, live.pods.as_deref())),
+        Ok((server, live)) => Ok(Nodes::from_live(
+            &server,
+            &live.nodes,
+            live.pods.as_deref(),
+            live.priority_classes.as_deref().map_err(Clone::clone),
+        )),
         Err(e) => {
             // Without a cluster, check still works offline.
             let offline = match e {

@@ -9,6 +9,7 @@
 //! nodes, and renders the [`Report`] ([`report`], [`krm`]).
 
 pub mod argo;
+pub mod classes;
 pub mod filter;
 pub mod kfp;
 pub mod krm;
@@ -27,6 +28,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use rayon::prelude::*;
 
+pub use classes::{Classes, PriorityClass};
 pub use node::{Node, Nodes, Source};
 pub use pod::Pod;
 
@@ -87,8 +89,16 @@ impl ComponentCheck {
     }
 
     /// Whether it fits at least one node; with `--pools`, whether it fits
-    /// every pool its rules name (none named: nothing to miss).
+    /// every pool its rules name (none named: nothing to miss). A pod the
+    /// API server refuses fits nowhere; one another scheduler places is
+    /// not judged, and does not fail.
     pub fn ok(&self) -> bool {
+        if self.pod.refused.is_some() {
+            return false;
+        }
+        if self.pod.other_scheduler().is_some() {
+            return true;
+        }
         if self.pool_check {
             return self.pools.iter().all(|p| p.lands);
         }
@@ -186,7 +196,17 @@ struct Found {
 }
 
 /// Judges the components, evaluating each distinct pod once.
-fn judge(found: Vec<Found>, nodes: &Nodes, opts: Options, warnings: Vec<Diagnostic>) -> Report {
+fn judge(mut found: Vec<Found>, nodes: &Nodes, opts: Options, warnings: Vec<Diagnostic>) -> Report {
+    for f in &mut found {
+        classes::admit(&mut f.pod, &nodes.priority_classes);
+        spread_note(&mut f.pod);
+        if let Some(r) = &f.pod.runtime_class_name {
+            let note = format!(
+                "runtimeClassName {r:?}: whether the RuntimeClass exists, and the node selector, tolerations and overhead its `scheduling` and `overhead` add at admission"
+            );
+            f.pod.unjudged.push(note);
+        }
+    }
     let keys: Vec<String> = found
         .iter()
         .map(|f| f.pod.spec_json().to_string())
@@ -325,6 +345,23 @@ fn judge_node(p: &Prepared, n: &Node) -> Option<Option<Status>> {
     Some(p.filter(n))
 }
 
+/// What the PodTopologySpread filter is judged on, said once per pod that
+/// has constraints.
+fn spread_note(pod: &mut Pod) {
+    let hard = pod
+        .topology_spread
+        .iter()
+        .any(|c| c.when_unsatisfiable == "DoNotSchedule");
+    if pod.topology_spread.is_empty() {
+        return;
+    }
+    pod.unjudged.push(if hard {
+        "the skew of topologySpreadConstraints against the pods already running (their DoNotSchedule constraints are judged for the component's first pod, as kube-scheduler's PodTopologySpread filter judges it when no other pod counts: a node without the topologyKey label does not fit)".to_string()
+    } else {
+        "topologySpreadConstraints with whenUnsatisfiable ScheduleAnyway, a preference of kube-scheduler's scoring".to_string()
+    });
+}
+
 /// With `--pools`: the rules with a pool that select this component.
 fn landings(
     policy: &Policy,
@@ -423,13 +460,6 @@ fn surely_wrong(pod: &Pod, v: &Verdict, nodes: &Nodes) -> Vec<String> {
             "{} nodes pass the filters, but a preferred node-affinity term does not parse, and kube-scheduler fails the pod (SchedulerError) whenever two or more do",
             v.passed_filters.len()
         ));
-    }
-    if let Some(s) = pod
-        .scheduler_name
-        .as_deref()
-        .filter(|s| *s != "default-scheduler")
-    {
-        out.push(format!("schedulerName {s:?}: kube-scheduler's default profile does not schedule it; judged as it would"));
     }
     if let Some(n) = &pod.node_name {
         out.push(format!(

@@ -11,6 +11,7 @@
 mod affinity;
 mod annotations;
 mod metadata;
+mod pod_spec;
 pub mod schema;
 mod selector;
 #[cfg(test)]
@@ -23,7 +24,7 @@ use std::path::Path;
 
 use k8s_openapi::api::core::v1::{
     NodeSelectorTerm, PodAffinityTerm, PreferredSchedulingTerm, Taint, Toleration,
-    WeightedPodAffinityTerm,
+    TopologySpreadConstraint, WeightedPodAffinityTerm,
 };
 
 use crate::diag::{Diagnostic, decode_utf8};
@@ -97,10 +98,19 @@ pub struct Rule {
     pub pod_anti_affinity_preferred: Vec<WeightedPodAffinityTerm>,
     pub pod_labels: Vec<(String, String)>,
     pub pod_annotations: Vec<(String, String)>,
+    /// The pod's `priorityClassName`, `schedulerName` and
+    /// `runtimeClassName`: each replaces a different value.
+    pub priority_class_name: Option<String>,
+    pub scheduler_name: Option<String>,
+    pub runtime_class_name: Option<String>,
+    /// Appended unless one with the same topologyKey and
+    /// whenUnsatisfiable is there.
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     /// Whether the rule names these fields (for `strategy: replace`).
     pub names_tolerations: bool,
     pub names_node_selector: bool,
     pub names_affinity: bool,
+    pub names_topology_spread: bool,
     /// `tolerations` as entries of each file shape (see [`Rule::tolerations_as`]).
     tolerations_by_shape: [Vec<Tol>; 2],
 }
@@ -111,6 +121,25 @@ impl Rule {
             && self.pod_affinity_preferred.is_empty()
             && self.pod_anti_affinity_required.is_empty()
             && self.pod_anti_affinity_preferred.is_empty())
+    }
+
+    /// Whether the rule sets a field that KFP v2's platform spec cannot
+    /// carry (pod affinity aside): these reach KFP v2 pods only at admission.
+    pub(crate) fn kfp_v2_cannot_carry(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.priority_class_name.is_some() {
+            out.push("priorityClassName");
+        }
+        if self.scheduler_name.is_some() {
+            out.push("schedulerName");
+        }
+        if self.runtime_class_name.is_some() {
+            out.push("runtimeClassName");
+        }
+        if !self.topology_spread_constraints.is_empty() {
+            out.push("topologySpreadConstraints");
+        }
+        out
     }
 
     /// Whether the rule can select a component of a file: its `podRoles`

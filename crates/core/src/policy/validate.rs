@@ -450,6 +450,8 @@ impl Validator {
             pod_anti_affinity_required,
             pod_anti_affinity_preferred,
         ) = self.pod_affinity(aff, path);
+        let [priority_class_name, scheduler_name, runtime_class_name] = self.pod_names(r, path);
+        let topology_spread_constraints = self.topology_spread(r, path);
         let names_tolerations = !tolerations.is_empty();
         let names_node_selector = get(r, "nodeSelector").is_some();
         let names_affinity = aff.is_some() || pool.is_some_and(|p| !p.labels.is_empty());
@@ -476,6 +478,11 @@ impl Validator {
             pod_anti_affinity_preferred,
             pod_labels,
             pod_annotations,
+            priority_class_name,
+            scheduler_name,
+            runtime_class_name,
+            names_topology_spread: get(r, "topologySpreadConstraints").is_some(),
+            topology_spread_constraints,
             names_tolerations,
             names_node_selector,
             names_affinity,
@@ -493,7 +500,7 @@ impl Validator {
         {
             self.err(
                 path,
-                "the rule sets nothing: give it a pool, tolerations, nodeSelector, affinity, podLabels or podAnnotations",
+                "the rule sets nothing: give it a pool, tolerations, nodeSelector, affinity, topologySpreadConstraints, priorityClassName, schedulerName, runtimeClassName, podLabels or podAnnotations",
             );
         }
         rule
@@ -582,6 +589,10 @@ impl Validator {
                 rule.names_node_selector && rule.node_selector.is_empty(),
             ),
             ("affinity", aff.is_some() && empty_aff),
+            (
+                "topologySpreadConstraints",
+                rule.names_topology_spread && rule.topology_spread_constraints.is_empty(),
+            ),
         ] {
             let p = format!("{path}.{field}");
             if empty && !self.has_errors_under(&p) {
@@ -603,6 +614,10 @@ fn sets_nothing(rule: &Rule) -> bool {
         && !rule.has_pod_affinity()
         && rule.pod_labels.is_empty()
         && rule.pod_annotations.is_empty()
+        && rule.priority_class_name.is_none()
+        && rule.scheduler_name.is_none()
+        && rule.runtime_class_name.is_none()
+        && rule.topology_spread_constraints.is_empty()
 }
 
 fn pool_name_ok(rule: &Rule, pools: &[NodePool]) -> bool {
