@@ -6,6 +6,8 @@
 #   validate-krew-manifest  sigs.k8s.io/krew/cmd/validate-krew-manifest
 #   yq                      github.com/mikefarah/yq/v4           YQ_VERSION (benchmarks)
 #   kpt                     github.com/kptdev/kpt                KPT_VERSION (wrapper module tools/kpt)
+#   argo-pods               tools/argo-pods: the pods Argo's controller makes of a workflow's
+#                           templates (k8s.io/api and apimachinery at KUBE_VERSION's v0 tag)
 # kustomize, krew and yq have no replace directives, so plain `go install module/cmd@version`
 # works. kpt needs one module the proxy does not serve, so it is built from tools/kpt,
 # whose go.mod scripts/sync-pins.sh keeps at KPT_VERSION (see tools/kpt/README.md).
@@ -13,7 +15,7 @@
 # tool (.stamp-<tool>) skips tools that are already built.
 #
 #   scripts/build-tools.sh            # all tools
-#   scripts/build-tools.sh kustomize  # only the named ones (kustomize krew yq kpt)
+#   scripts/build-tools.sh kustomize  # only the named ones (kustomize krew yq kpt argo-pods)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=SCRIPTDIR/../versions.env
@@ -43,7 +45,7 @@ goinstall() { (cd / && GOBIN="$bin" go install -trimpath "$@"); }
 ARGS=("$@")
 sel() { [ ${#ARGS[@]} -eq 0 ] && return 0; local a; for a in "${ARGS[@]}"; do [ "$a" = "$1" ] && return 0; done; return 1; }
 for a in "${ARGS[@]}"; do
-  case $a in kustomize|krew|yq|kpt) ;; *) echo "unknown tool $a (kustomize krew yq kpt)" >&2; exit 2 ;; esac
+  case $a in kustomize|krew|yq|kpt|argo-pods) ;; *) echo "unknown tool $a (kustomize krew yq kpt argo-pods)" >&2; exit 2 ;; esac
 done
 
 "$root/scripts/sync-pins.sh" --check go >/dev/null
@@ -70,5 +72,20 @@ if sel kpt; then
   build kpt "$KPT_VERSION $goversion $kpt_sum" -- \
     go -C "$root/tools/kpt" build -trimpath -o "$bin/kpt" \
     -ldflags "-s -w -X github.com/kptdev/kpt/run.version=$KPT_VERSION" github.com/kptdev/kpt
+fi
+if sel argo-pods; then
+  # The helper judges pods with the API types of the control plane it runs against.
+  staging=v0.${KUBE_VERSION#v1.}
+  for m in k8s.io/api k8s.io/apimachinery; do
+    have=$(go -C "$root/tools/argo-pods" list -m -f '{{.Version}}' "$m")
+    [ "$have" = "$staging" ] || {
+      echo "tools/argo-pods/go.mod requires $m $have, but KUBE_VERSION=$KUBE_VERSION wants $staging:" \
+           "run \`go -C tools/argo-pods get $m@$staging && go -C tools/argo-pods mod tidy\`" >&2
+      exit 2
+    }
+  done
+  argo_sum=$(cat "$root"/tools/argo-pods/{go.mod,go.sum,main.go} | sha256sum | cut -c1-16)
+  build argo-pods "$staging $goversion $argo_sum" -- \
+    go -C "$root/tools/argo-pods" build -trimpath -ldflags "-s -w" -o "$bin/argo-pods" .
 fi
 echo "tools ready in $bin ($(( $(date +%s) - t0 ))s)"

@@ -2,7 +2,7 @@
 # Sets up the real clients that the integration tests (tests/integrations/) drive, at the
 # versions that versions.env pins:
 #   kubectl                                     scripts/build-control-plane.sh kubectl (KUBE_VERSION)
-#   kustomize, krew + validate-krew-manifest, kpt   scripts/build-tools.sh (Go modules)
+#   kustomize, krew + validate-krew-manifest, kpt, argo-pods   scripts/build-tools.sh (Go modules)
 #   pre-commit (PRECOMMIT_VERSION, PyPI)        a venv in .cache/precommit-venv
 #   zsh and fish (completion script tests)      apt-get, when missing and possible
 # Idempotent: each piece has a stamp and is skipped when it matches (0 s).
@@ -12,7 +12,7 @@
 #
 # The tests read (defaults in brackets, relative to the repository root; a variable
 # already set in the environment is printed as it is):
-#   KFSCHED_TOOLS_BIN        kustomize, krew, kubectl-krew, validate-krew-manifest, kpt   [.cache/tools-bin]
+#   KFSCHED_TOOLS_BIN        kustomize, krew, kubectl-krew, validate-krew-manifest, kpt, argo-pods   [.cache/tools-bin]
 #   KFSCHED_PRECOMMIT        the pre-commit executable                               [.cache/precommit-venv/bin/pre-commit]
 #   KFSCHED_PRECOMMIT_TARGET CARGO_TARGET_DIR for pre-commit's `cargo install` of the hook (kept
 #                            between runs so only kfsched itself is rebuilt)          [.cache/precommit-target]
@@ -56,7 +56,7 @@ t0=$(date +%s)
 if [ -z "${KFSCHED_KUBECTL:-}" ]; then
   "$root/scripts/build-control-plane.sh" kubectl
 fi
-tools=(kustomize krew yq)
+tools=(kustomize krew yq argo-pods)
 [ -n "${KFSCHED_KPT:-}" ] || tools+=(kpt)
 "$root/scripts/build-tools.sh" "${tools[@]}"
 

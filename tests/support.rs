@@ -142,3 +142,58 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
+
+/// The guide's recipes: each `<!-- recipe: NAME -->` line of docs/guide.md
+/// and the fenced YAML block after it, as (NAME, the policy's text). The
+/// guide is their one source: tests read the policies from it.
+pub fn recipes() -> Vec<(String, String)> {
+    let guide = std::fs::read_to_string(root().join("docs/guide.md")).expect("docs/guide.md");
+    let mut out = Vec::new();
+    let mut lines = guide.lines();
+    while let Some(line) = lines.next() {
+        let Some(name) = line
+            .strip_prefix("<!-- recipe: ")
+            .and_then(|r| r.strip_suffix(" -->"))
+        else {
+            continue;
+        };
+        assert_eq!(
+            lines.next(),
+            Some("```yaml"),
+            "docs/guide.md: the recipe {name} must be followed by a ```yaml block"
+        );
+        let mut policy = String::new();
+        for l in lines.by_ref() {
+            if l == "```" {
+                break;
+            }
+            policy.push_str(l);
+            policy.push('\n');
+        }
+        out.push((name.to_string(), policy));
+    }
+    out
+}
+
+/// The rules that the `warning:` (or `error:`) lines of a run's stderr say
+/// matched no component, in order.
+pub fn unmatched_rules_in(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let (_, rest) = l.split_once(": rule \"")?;
+            let (name, rest) = rest.split_once('"')?;
+            rest.starts_with(" matched no component")
+                .then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// A run's stderr without the lines about rules that matched no component.
+pub fn without_unmatched_rules(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|l| !l.contains("\" matched no component"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}

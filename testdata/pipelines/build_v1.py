@@ -12,6 +12,9 @@ Each module testdata/pipelines/v1/<case>.py (files starting with `_` are helpers
     POLICY: str, NOTES: str    -> policy.yaml, notes.md
     VARIANTS: tuple            -> optional derived copies: "crlf", "bom", "workflowtemplate",
                                   "clusterworkflowtemplate", "cronworkflow"
+    TEMPLATE_FIELDS: dict      -> optional: template name -> fields kfp 1.8 has no call for,
+                                  written into the scheduled compile's workflow object (see
+                                  add_template_fields) before the SDK's dumper writes it
 
 The only change to the compiler is the clock: the workflow annotation
 `pipelines.kubeflow.org/pipeline_compilation_time` is frozen at FROZEN_TIME so that plain.yaml
@@ -29,6 +32,7 @@ is, and the builder checks that the result equals the textual edit of the Workfl
 import copy
 import datetime
 import importlib.util
+import json
 import sys
 import tempfile
 import warnings
@@ -102,6 +106,29 @@ def compile_workflow(func, tmp: Path):
     if dump_yaml(workflow).encode() != data:
         raise RuntimeError("re-dumping the captured workflow does not reproduce the SDK file")
     return data, workflow
+
+
+def add_template_fields(workflow, fields):
+    """The workflow object with `fields` (template name -> {key: value}) written as a user
+    editing it would: each key set on its template, in order (a new key goes last), and
+    `podSpecPatch`'s keys set in the JSON of the template's patch (`json.loads`, then the
+    keys, then `json.dumps` as kfp 1.8 writes its own). Returns the object and its bytes
+    as the SDK's dumper writes them."""
+    wf = copy.deepcopy(workflow)
+    seen = set()
+    for t in wf["spec"]["templates"]:
+        for key, value in fields.get(t["name"], {}).items():
+            seen.add(t["name"])
+            if key == "podSpecPatch":
+                patch = json.loads(t.get("podSpecPatch") or "{}")
+                patch.update(value)
+                t["podSpecPatch"] = json.dumps(patch)
+            else:
+                t[key] = value
+    missing = set(fields) - seen
+    if missing:
+        raise RuntimeError(f"TEMPLATE_FIELDS names no template {sorted(missing)}")
+    return wf, dump_yaml(wf).encode()
 
 
 def pipeline_name(workflow) -> str:
@@ -206,6 +233,9 @@ def main():
         for name, module in load_cases():
             plain, plain_wf = compile_workflow(module.pipeline(False), tmp)
             expected, expected_wf = compile_workflow(module.pipeline(True), tmp)
+            if hasattr(module, "TEMPLATE_FIELDS"):
+                expected_wf, expected = add_template_fields(expected_wf,
+                                                            module.TEMPLATE_FIELDS)
             write_case(out, name, plain, expected, module.POLICY, module.NOTES)
             print(f"v1/{name}: plain {len(plain)} B, expected {len(expected)} B")
             for variant in getattr(module, "VARIANTS", ()):

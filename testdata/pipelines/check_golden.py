@@ -17,8 +17,8 @@ For every case directory:
    keys, and `annotations` before `labels` once an op has an annotation);
 4. expected.yaml differs from plain.yaml only in scheduling fields of selected components
    (v2: the platform document's executor entries, doc 0 and the header byte-identical;
-   v1: nodeSelector / tolerations / affinity / metadata.labels / metadata.annotations of
-   selected pod templates; pv: only inside `platformSpec:` blocks, byte for byte, and there
+   v1: nodeSelector / tolerations / affinity / metadata.labels / metadata.annotations /
+   priorityClassName / schedulerName / podSpecPatch of selected pod templates; pv: only inside `platformSpec:` blocks, byte for byte, and there
    only executor entries of selected tasks);
 5. derived variants (_crlf, _bom) are their base case's bytes converted.
 It prints a summary table and exits 1 on any failure.  It works on parsed YAML: bytes are
@@ -261,7 +261,8 @@ def validate_policy(pol) -> list:
     for i, r in enumerate(spec.get("rules") or []):
         path = f"spec.rules[{i}]"
         keys(r, {"name", "match", "exclude", "pool", "tolerations", "nodeSelector", "affinity",
-                 "podLabels", "podAnnotations", "strategy"}, path)
+                 "podLabels", "podAnnotations", "strategy", "priorityClassName",
+                 "schedulerName", "runtimeClassName", "topologySpreadConstraints"}, path)
         if not r.get("name") or r["name"] in names:
             err(path, "name missing or not unique")
         names.add(r.get("name"))
@@ -284,6 +285,27 @@ def validate_policy(pol) -> list:
                 err(f"{path}.podAnnotations.{k}", "annotation")
         if r.get("affinity") is not None:
             affinity(r["affinity"], path + ".affinity")
+        for k in ("priorityClassName", "runtimeClassName"):
+            if k in r and not DNS_SUBDOMAIN.match(str(r[k])):
+                err(f"{path}.{k}", "a DNS-1123 subdomain")
+        if "schedulerName" in r and not r["schedulerName"]:
+            err(f"{path}.schedulerName", "empty")
+        pairs = set()
+        for j, t in enumerate(r.get("topologySpreadConstraints") or []):
+            tp = f"{path}.topologySpreadConstraints[{j}]"
+            keys(t, {"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector",
+                     "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy",
+                     "matchLabelKeys"}, tp)
+            if not isinstance(t.get("maxSkew"), int) or t["maxSkew"] < 1:
+                err(tp, "maxSkew must be a positive integer")
+            if not qualified_name(t.get("topologyKey")):
+                err(tp, "topologyKey")
+            if t.get("whenUnsatisfiable") not in ("DoNotSchedule", "ScheduleAnyway"):
+                err(tp, "whenUnsatisfiable")
+            pair = (t.get("topologyKey"), t.get("whenUnsatisfiable"))
+            if pair in pairs:
+                err(tp, "duplicate topologyKey and whenUnsatisfiable")
+            pairs.add(pair)
     return errs
 
 
@@ -478,6 +500,10 @@ def rule_parts(rule, pools):
         "podLabels": rule.get("podLabels") or {},
         "podAnnotations": rule.get("podAnnotations") or {},
         "replace": rule.get("strategy") == "replace",
+        "priorityClassName": rule.get("priorityClassName"),
+        "schedulerName": rule.get("schedulerName"),
+        "runtimeClassName": rule.get("runtimeClassName"),
+        "topologySpreadConstraints": rule.get("topologySpreadConstraints"),
     }
 
 
@@ -641,6 +667,34 @@ def argo_apply_one(current, parts, field):
     raise ValueError(field)
 
 
+def argo_pod_spec_patch(t, parts):
+    """runtimeClassName and topologySpreadConstraints through the template's podSpecPatch
+    (JSON, as kfp 1.8 writes it): the runtime class set, a constraint appended unless one
+    with the same topologyKey and whenUnsatisfiable is there (all of them replaced under
+    `strategy: replace`); the patch written back only when it changes."""
+    rc, tsc = parts["runtimeClassName"], parts["topologySpreadConstraints"]
+    if rc is None and tsc is None:
+        return
+    patch = json.loads(t.get("podSpecPatch") or "{}")
+    before = copy.deepcopy(patch)
+    if rc is not None:
+        patch["runtimeClassName"] = rc
+    if tsc is not None:
+        pair = lambda c: (c.get("topologyKey"), c.get("whenUnsatisfiable"))  # noqa: E731
+        lst = [] if parts["replace"] else list(patch.get("topologySpreadConstraints") or [])
+        def sorted_keys(v):  # maps kfsched creates have their keys sorted, as kubectl's
+            if isinstance(v, dict):
+                return {k: sorted_keys(v[k]) for k in sorted(v)}
+            return [sorted_keys(x) for x in v] if isinstance(v, list) else v
+
+        for c in tsc:
+            if pair(c) not in [pair(x) for x in lst]:
+                lst.append(sorted_keys(c))
+        patch["topologySpreadConstraints"] = lst
+    if patch != before:
+        t["podSpecPatch"] = json.dumps(patch)
+
+
 def empty(v, field):
     return v is None or (field != "affinity" and not v)
 
@@ -670,6 +724,14 @@ def model_argo(doc, policy):
                     new = argo_apply_one(copy.deepcopy(cur), parts, field)
                     if new != cur and not (cur is None and not new):
                         t[field] = new
+            # Argo: the template's name fields, else the workflow's (nothing written
+            # when that is already the rule's value).
+            for field, wf_field in (("priorityClassName", "podPriorityClassName"),
+                                    ("schedulerName", "schedulerName")):
+                want = parts[field]
+                if want is not None and (t.get(field) or spec.get(wf_field)) != want:
+                    t[field] = want
+            argo_pod_spec_patch(t, parts)
             for field, src in (("labels", parts["podLabels"]),
                                ("annotations", parts["podAnnotations"])):
                 if src:
@@ -807,7 +869,8 @@ def check_case(sdk: str, case: Path):
         dpaths = diff_paths(plain_docs[0], exp_docs[0])
         sched = re.compile(r"^\.spec(\.workflowSpec)?\.templates\[(\d+)\]\."
                            r"(nodeSelector|tolerations|affinity|metadata\.labels|"
-                           r"metadata\.annotations)\b")
+                           r"metadata\.annotations|priorityClassName|schedulerName|"
+                           r"podSpecPatch)\b")
         names = [t["name"] for t in argo_spec(plain_docs[0])["templates"]]
         changed = set()
         for p in dpaths:

@@ -3,8 +3,9 @@
 //! format (Pod, Deployment, Job, Argo container / script / containerSet
 //! templates with workflow-level fields, KFP v2 IR with its platform
 //! config) with random tolerations, selectors, required terms of every
-//! operator (and `matchFields`), preferred terms and resources, from a
-//! seed. `KFSCHED_CHECK_CASES` cases (default 500) in worlds of 100, and
+//! operator (and `matchFields`), preferred terms, topology spread
+//! constraints (in a pod spec or an Argo template's podSpecPatch) and
+//! resources, from a seed. `KFSCHED_CHECK_CASES` cases (default 500) in worlds of 100, and
 //! `KFSCHED_CHECK_SEED` (default: fixed) to explore others. Every case
 //! must agree with the scheduler.
 
@@ -108,6 +109,8 @@ struct Gen {
     memory: Option<(&'static str, &'static str)>,
     gpu: Option<u32>,
     init_cpu: Option<(&'static str, bool)>,
+    /// Topology spread constraints: (topologyKey, whenUnsatisfiable).
+    spread: Vec<(&'static str, &'static str)>,
 }
 
 const TOLERATIONS: &[&str] = &[
@@ -212,7 +215,34 @@ fn component(rng: &mut Rng, nodes: &[String]) -> Gen {
         init_cpu: rng
             .chance(15)
             .then(|| (*rng.pick(&["500m", "1", "2"]), rng.chance(50))),
+        spread: {
+            let mut v: Vec<(&str, &str)> = Vec::new();
+            for _ in 0..usize::from(rng.chance(30)) + usize::from(rng.chance(10)) {
+                let pair = (
+                    *rng.pick(&["zone", "disk", "gen", "rack"]),
+                    *rng.pick(&["DoNotSchedule", "ScheduleAnyway"]),
+                );
+                if !v.contains(&pair) {
+                    v.push(pair);
+                }
+            }
+            v
+        },
     }
+}
+
+/// The spread constraints as a flow list.
+fn spread(g: &Gen) -> Option<String> {
+    (!g.spread.is_empty()).then(|| {
+        let items: Vec<String> = g
+            .spread
+            .iter()
+            .map(|(k, w)| {
+                format!("{{maxSkew: 1, topologyKey: {k}, whenUnsatisfiable: {w}, labelSelector: {{matchLabels: {{app: d}}}}}}")
+            })
+            .collect();
+        format!("[{}]", items.join(", "))
+    })
 }
 
 /// `resources:` as a flow map, or `None`.
@@ -303,21 +333,29 @@ fn containers(g: &Gen, indent: &str) -> String {
 }
 
 fn workload(g: &Gen, rng: &mut Rng) -> String {
+    let spread_at = |indent: &str| {
+        spread(g)
+            .map(|s| format!("{indent}topologySpreadConstraints: {s}\n"))
+            .unwrap_or_default()
+    };
     match rng.below(3) {
         0 => format!(
-            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n{}{}",
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n{}{}{}",
             containers(g, "  "),
-            pod_fields(g, "  ")
+            pod_fields(g, "  "),
+            spread_at("  ")
         ),
         1 => format!(
-            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\nspec:\n  selector: {{matchLabels: {{app: d}}}}\n  template:\n    metadata: {{labels: {{app: d}}}}\n    spec:\n{}{}",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\nspec:\n  selector: {{matchLabels: {{app: d}}}}\n  template:\n    metadata: {{labels: {{app: d}}}}\n    spec:\n{}{}{}",
             containers(g, "      "),
-            pod_fields(g, "      ")
+            pod_fields(g, "      "),
+            spread_at("      ")
         ),
         _ => format!(
-            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j}}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n{}{}",
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j}}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n{}{}{}",
             containers(g, "      "),
-            pod_fields(g, "      ")
+            pod_fields(g, "      "),
+            spread_at("      ")
         ),
     }
 }
@@ -335,11 +373,18 @@ fn argo(g: &Gen, rng: &mut Rng) -> String {
     };
     let init = g.init_cpu.map(|(cpu, _)| format!("    initContainers: [{{name: setup, image: busybox, resources: {{requests: {{cpu: '{cpu}'}}}}}}]\n")).unwrap_or_default();
     // The scheduling goes on the workflow or on the template.
-    let (wf, tmpl) = if rng.chance(40) {
+    let (wf, mut tmpl) = if rng.chance(40) {
         (pod_fields(g, "  "), String::new())
     } else {
         (String::new(), pod_fields(g, "    "))
     };
+    // An Argo template has no spread constraints of its own: its podSpecPatch carries them.
+    if let Some(s) = spread(g) {
+        tmpl.push_str(&format!(
+            "    podSpecPatch: '{{\"topologySpreadConstraints\": {}}}'\n",
+            s.replace('\'', "")
+        ));
+    }
     format!(
         "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {{name: wf}}\nspec:\n  entrypoint: main\n{wf}  templates:\n  - name: main\n{tmpl}{init}{body}"
     )

@@ -16,6 +16,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use serde_json::{Value as Json, json};
@@ -40,7 +41,16 @@ pub enum Observed {
     Unschedulable(String),
     /// `PodScheduled=False` with reason `SchedulerError`.
     Error(String),
+    /// The API server refused to create it (admission), with its message.
+    Refused(String),
+    /// kube-scheduler left it alone (another scheduler's pod): neither
+    /// bound nor given a PodScheduled condition within `IGNORED`.
+    Ignored,
 }
+
+/// How long an ignored pod is watched: kube-scheduler decides on a pod of
+/// its own within milliseconds on this control plane.
+const IGNORED: Duration = Duration::from_secs(3);
 
 /// One comparison.
 #[derive(Clone, Debug)]
@@ -50,14 +60,28 @@ pub struct Compared {
     /// kfsched's feasible nodes.
     pub predicted: Vec<String>,
     pub predicted_message: Option<String>,
+    /// Whether check judged it (not another scheduler's pod).
+    pub judged: bool,
+    /// Why check says the API server refuses it.
+    pub refused: Option<String>,
     pub observed: Observed,
 }
 
 impl Compared {
     /// Scheduled versus unschedulable agree, the bound node is feasible,
     /// and the first sentence of the message is the scheduler's.
+    /// A refusal is the server's own words; an ignored pod is one check
+    /// did not judge.
     pub fn agrees(&self) -> bool {
         match &self.observed {
+            Observed::Refused(m) => self
+                .refused
+                .as_deref()
+                .and_then(|r| r.strip_prefix("the API server refuses the pod: "))
+                .and_then(|r| r.split(" (the Priority admission plugin)").next())
+                .is_some_and(|reason| m.ends_with(reason)),
+            Observed::Ignored => !self.judged && self.refused.is_none(),
+            _ if !self.judged || self.refused.is_some() => false,
             Observed::Bound(n) => self.predicted.contains(n),
             Observed::Unschedulable(m) | Observed::Error(m) => {
                 self.predicted.is_empty()
@@ -70,7 +94,7 @@ impl Compared {
     /// The whole message agrees too (the PostFilter part after the first sentence).
     pub fn whole_message_agrees(&self) -> bool {
         match &self.observed {
-            Observed::Bound(_) => true,
+            Observed::Bound(_) | Observed::Refused(_) | Observed::Ignored => true,
             Observed::Unschedulable(m) | Observed::Error(m) => {
                 self.predicted_message.as_deref() == Some(m.as_str())
             }
@@ -190,8 +214,9 @@ impl World {
         format!("{}-{short}", self.prefix)
     }
 
-    /// Every node and pod of the cluster as a `v1 List` JSON file, as
-    /// `kubectl get nodes,pods -A -o json` writes it.
+    /// Every node, pod and PriorityClass of the cluster as a `v1 List`
+    /// JSON file, as `kubectl get nodes,pods,priorityclasses -A -o json`
+    /// writes it.
     pub async fn snapshot(&self) -> std::path::PathBuf {
         let nodes = Api::<Node>::all(self.client.clone())
             .list(&ListParams::default())
@@ -212,6 +237,16 @@ impl World {
             let mut j = serde_json::to_value(&p).expect("pod json");
             j["apiVersion"] = json!("v1");
             j["kind"] = json!("Pod");
+            items.push(j);
+        }
+        let classes = Api::<PriorityClass>::all(self.client.clone())
+            .list(&ListParams::default())
+            .await
+            .expect("list PriorityClasses");
+        for c in classes.items {
+            let mut j = serde_json::to_value(&c).expect("class json");
+            j["apiVersion"] = json!("scheduling.k8s.io/v1");
+            j["kind"] = json!("PriorityClass");
             items.push(j);
         }
         let path = self.dir.path().join("snapshot.json");
@@ -277,6 +312,8 @@ impl World {
                     .map(|n| n.as_str().unwrap_or("").to_string())
                     .collect(),
                 predicted_message: c["message"].as_str().map(str::to_string),
+                judged: c["judged"].as_bool().unwrap_or(true),
+                refused: c["refused"].as_str().map(str::to_string),
                 observed,
             });
         }
@@ -334,31 +371,43 @@ impl World {
         }))
         .expect("a pod");
         let api: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
-        api.create(&PostParams::default(), &pod)
-            .await
-            .unwrap_or_else(|e| panic!("create pod {spec}: {e}"));
-        let observed = eventually(&format!("pod {name} PodScheduled"), WAIT, || {
-            let api = api.clone();
-            let name = name.clone();
-            async move {
-                let p = api.get(&name).await.ok()?;
-                if let Some(n) = p.spec.as_ref().and_then(|s| s.node_name.clone()) {
-                    return Some(Observed::Bound(n));
+        match api.create(&PostParams::default(), &pod).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 403 => return Observed::Refused(e.message),
+            Err(e) => panic!("create pod {spec}: {e}"),
+        }
+        let other_scheduler = spec["schedulerName"]
+            .as_str()
+            .is_some_and(|s| s != "default-scheduler");
+        let wait = if other_scheduler { IGNORED } else { WAIT };
+        let observed = eventually_or(
+            &format!("pod {name} PodScheduled"),
+            wait,
+            other_scheduler,
+            || {
+                let api = api.clone();
+                let name = name.clone();
+                async move {
+                    let p = api.get(&name).await.ok()?;
+                    if let Some(n) = p.spec.as_ref().and_then(|s| s.node_name.clone()) {
+                        return Some(Observed::Bound(n));
+                    }
+                    let c = p
+                        .status?
+                        .conditions?
+                        .into_iter()
+                        .find(|c| c.type_ == "PodScheduled")?;
+                    let message = c.message.unwrap_or_default();
+                    match (c.status.as_str(), c.reason.as_deref()) {
+                        ("False", Some("Unschedulable")) => Some(Observed::Unschedulable(message)),
+                        ("False", Some("SchedulerError")) => Some(Observed::Error(message)),
+                        _ => None,
+                    }
                 }
-                let c = p
-                    .status?
-                    .conditions?
-                    .into_iter()
-                    .find(|c| c.type_ == "PodScheduled")?;
-                let message = c.message.unwrap_or_default();
-                match (c.status.as_str(), c.reason.as_deref()) {
-                    ("False", Some("Unschedulable")) => Some(Observed::Unschedulable(message)),
-                    ("False", Some("SchedulerError")) => Some(Observed::Error(message)),
-                    _ => None,
-                }
-            }
-        })
-        .await;
+            },
+        )
+        .await
+        .unwrap_or(Observed::Ignored);
         let _ = api
             .delete(
                 &name,
@@ -414,6 +463,26 @@ impl Drop for World {
     }
 }
 
+/// [`eventually`], or `None` when `quiet_ok` and nothing happened in time
+/// (a pod kube-scheduler leaves alone).
+async fn eventually_or<T, F, Fut>(what: &str, wait: Duration, quiet_ok: bool, f: F) -> Option<T>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    if !quiet_ok {
+        return Some(eventually(what, wait, f).await);
+    }
+    let start = Instant::now();
+    while start.elapsed() < wait {
+        if let Some(v) = f().await {
+            return Some(v);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    None
+}
+
 /// Writes a summary line for the test log.
 pub fn summary(what: &str, all: &[Compared], took: Duration) -> String {
     let agree = all.iter().filter(|c| c.agrees()).count();
@@ -443,6 +512,7 @@ pub fn coverage(all: &[Compared]) -> String {
         "Insufficient nvidia.com/gpu",
         "No preemption victims found",
         "running PreScore plugin",
+        "didn't match pod topology spread constraints",
     ];
     let parts: Vec<String> = reasons
         .iter()

@@ -119,31 +119,35 @@ fn world() -> Vec<NodeSpec> {
 }
 
 /// What a scenario should show, besides agreeing with the scheduler.
-enum Expect {
+pub(super) enum Expect {
     /// Fits exactly these world nodes.
     Fits(&'static [&'static str]),
     /// Fits none; the scheduler's message contains each of these.
     None(&'static [&'static str]),
+    /// The API server refuses to create it, saying this.
+    Refused(&'static str),
+    /// kube-scheduler leaves it alone (another scheduler's pod).
+    Ignored,
 }
 
-struct Scenario {
-    name: &'static str,
-    files: Vec<(&'static str, String)>,
-    policy: Option<String>,
-    expect: Expect,
+pub(super) struct Scenario {
+    pub name: &'static str,
+    pub files: Vec<(&'static str, String)>,
+    pub policy: Option<String>,
+    pub expect: Expect,
 }
 
-const TOL_GPU: &str = "{key: gpu, operator: Exists, effect: NoSchedule}";
-const TOL_ML: &str = "{key: dedicated, operator: Equal, value: ml, effect: NoExecute}";
+pub(super) const TOL_GPU: &str = "{key: gpu, operator: Exists, effect: NoSchedule}";
+pub(super) const TOL_ML: &str = "{key: dedicated, operator: Equal, value: ml, effect: NoExecute}";
 
 /// A bare Pod with `body` as its spec's extra lines (two-space indented under spec).
-fn pod(body: &str) -> String {
+pub(super) fn pod(body: &str) -> String {
     format!(
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: busybox\n{body}"
     )
 }
 
-fn s(name: &'static str, text: String, expect: Expect) -> Scenario {
+pub(super) fn s(name: &'static str, text: String, expect: Expect) -> Scenario {
     Scenario {
         name,
         files: vec![("input.yaml", text)],
@@ -419,7 +423,7 @@ fn controller_scenarios() -> Vec<Scenario> {
     ]
 }
 
-fn argo(spec_extra: &str, templates: &str) -> String {
+pub(super) fn argo(spec_extra: &str, templates: &str) -> String {
     format!(
         "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {{name: wf}}\nspec:\n  entrypoint: main\n{spec_extra}  templates:\n{templates}"
     )
@@ -547,7 +551,7 @@ fn kfp_scenarios() -> Vec<Scenario> {
     ]
 }
 
-const POLICY_HEAD: &str =
+pub(super) const POLICY_HEAD: &str =
     "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: t}\nspec:\n";
 
 fn policy_scenarios() -> Vec<Scenario> {
@@ -610,6 +614,11 @@ fn check_agrees_with_kube_scheduler_on_hand_written_scenarios() {
         }))
         .expect("a PriorityClass");
         classes.create(&PostParams::default(), &class).await.expect("create the PriorityClass");
+        let high: PriorityClass = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": format!("{}-high", world.prefix)}, "value": 1000,
+        }))
+        .expect("a PriorityClass");
+        classes.create(&PostParams::default(), &high).await.expect("create the PriorityClass");
         let start = Instant::now();
         let mut scenarios = workload_scenarios();
         scenarios.extend(resource_scenarios());
@@ -617,12 +626,14 @@ fn check_agrees_with_kube_scheduler_on_hand_written_scenarios() {
         scenarios.extend(argo_scenarios());
         scenarios.extend(kfp_scenarios());
         scenarios.extend(policy_scenarios());
+        scenarios.extend(super::pod_spec_fields::scenarios());
         assert!(scenarios.len() >= 40, "{} scenarios", scenarios.len());
         let mut all: Vec<Compared> = Vec::new();
         let mut problems = Vec::new();
         for sc in &scenarios {
             let files: Vec<(&str, String)> = sc.files.iter().map(|(n, t)| (*n, t.replace("{P}", &world.prefix))).collect();
-            let got = world.compare(&sc.name.replace(' ', "-"), &files, sc.policy.as_deref()).await;
+            let policy = sc.policy.as_ref().map(|p| p.replace("{P}", &world.prefix));
+            let got = world.compare(&sc.name.replace(' ', "-"), &files, policy.as_deref()).await;
             for c in &got {
                 if !c.agrees() {
                     problems.push(format!("disagrees: {}", c.describe()));
@@ -643,10 +654,20 @@ fn check_agrees_with_kube_scheduler_on_hand_written_scenarios() {
                         problems.push(format!("{}: fits {fits:?}, meant {want:?}", sc.name));
                     }
                 }
+                Expect::Refused(part) => {
+                    if !got.iter().all(|c| matches!(&c.observed, Observed::Refused(m) if m.contains(part))) {
+                        problems.push(format!("{}: meant to be refused ({part}): {got:?}", sc.name));
+                    }
+                }
+                Expect::Ignored => {
+                    if !got.iter().all(|c| c.observed == Observed::Ignored) {
+                        problems.push(format!("{}: meant to be left alone by kube-scheduler: {got:?}", sc.name));
+                    }
+                }
                 Expect::None(parts) => {
                     let messages: Vec<&str> = got.iter().filter_map(|c| match &c.observed {
                         Observed::Unschedulable(m) | Observed::Error(m) => Some(m.as_str()),
-                        Observed::Bound(_) => None,
+                        _ => None,
                     }).collect();
                     if messages.is_empty() || parts.iter().any(|p| !messages.iter().any(|m| m.contains(p))) {
                         problems.push(format!("{}: scheduler said {messages:?}, meant to contain {parts:?}", sc.name));
@@ -662,6 +683,7 @@ fn check_agrees_with_kube_scheduler_on_hand_written_scenarios() {
             eprintln!("whole message differs: {}", c.describe());
         }
         let _ = classes.delete(&format!("{}-never", world.prefix), &Default::default()).await;
+        let _ = classes.delete(&format!("{}-high", world.prefix), &Default::default()).await;
         world.delete().await;
         assert!(problems.is_empty(), "{}", problems.join("\n"));
     });

@@ -84,6 +84,18 @@ const REWRITES_LINES: &[(&str, &str)] = &[
         "the document is one line of JSON: any edit changes that line",
     ),
     (
+        "argo-pod-spec-patch-json",
+        "a template's one-line JSON podSpecPatch string gains the fields: the string is written anew",
+    ),
+    (
+        "kubectl-list-pod-spec-fields",
+        "the server's `schedulerName: default-scheduler` is replaced by the policy's scheduler",
+    ),
+    (
+        "pod-replace-topology-spread",
+        "strategy: replace rewrites the topology spread constraints and the runtime class it replaces",
+    ),
+    (
         "json-dumps-job-empty-fields",
         "the document is one line of JSON: any edit changes that line",
     ),

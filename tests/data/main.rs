@@ -1,8 +1,9 @@
 //! One test per data case, so that `cargo test --test data NAME` runs one
 //! case alone: every SDK-compiled golden pair (`testdata/golden/`), every
 //! hand-written case (`testdata/cases/`), every bad-input case
-//! (`testdata/bad/`) and every policy accepted with warnings
-//! (`testdata/warnings/`) is a test of its own, named after its directory.
+//! (`testdata/bad/`), every policy accepted with warnings
+//! (`testdata/warnings/`) and every recipe of the guide (`testdata/recipes/`)
+//! is a test of its own, named after its directory.
 //! The cases are found when the binary starts (libtest-mimic), so a new case
 //! directory is a new test without code. `KFSCHED_BLESS=1` rewrites the
 //! expected files of hand-written, bad-input and warning cases.
@@ -13,6 +14,7 @@ mod support;
 mod bad;
 mod golden;
 mod hand;
+mod recipes;
 mod warnings;
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -24,6 +26,7 @@ fn main() {
     trials.extend(hand::trials());
     trials.extend(bad::trials());
     trials.extend(warnings::trials());
+    trials.extend(recipes::trials());
     libtest_mimic::run(&args, trials).exit();
 }
 

@@ -12,6 +12,7 @@ mod drain;
 mod live_objects;
 mod noexecute;
 mod pipeline_versions;
+mod pod_spec_fields;
 mod pools;
 mod taint_label;
 mod validation;

@@ -1,12 +1,15 @@
 //! Validation agreement, against the real API server:
 //! - `kfsched_accepts_exactly_what_the_server_accepts`: a table of
-//!   toleration, taint, label, node-affinity, pod-affinity and pod-annotation
-//!   cases (valid and invalid, at the limits of every Kubernetes rule, and
+//!   toleration, taint, label, node-affinity, pod-affinity, pod-annotation
+//!   and pod-spec field (topology spread, class and scheduler names) cases
+//!   (valid and invalid, at the limits of every Kubernetes rule, and
 //!   every content the server accepts with a warning) goes through kfsched's
 //!   policy validator AND is submitted as a dry-run Pod or Node create;
 //!   kfsched must accept exactly what the server accepts, except where SPEC
 //!   makes it stricter (`Gt`/`Lt` values must be integers; an empty
-//!   required term; an empty field under `strategy: replace`), and give
+//!   required term; an empty field under `strategy: replace`; an empty
+//!   class or scheduler name, a topologyKey that is no label key), give the
+//!   server's message where both refuse a pod-spec field, and give
 //!   exactly the server's warnings (the HTTP `Warning` headers), each at
 //!   the policy's path for the server's.
 //!   The taint and label forms of `node taint` / `node label` are checked the
@@ -44,6 +47,9 @@ enum Kind {
     PodAffinity,
     /// A pod annotation map.
     PodAnnotations,
+    /// `priorityClassName`, `schedulerName`, `runtimeClassName` and
+    /// `topologySpreadConstraints`: the rule's keys, the pod spec's fields.
+    PodFields,
 }
 
 /// Where kfsched is stricter than the server, on purpose (SPEC §1, §3).
@@ -54,6 +60,11 @@ enum Expect {
     StricterGtLt,
     /// SPEC §3: an empty term in the policy is invalid (it matches no node).
     StricterEmptyTerm,
+    /// A pod-spec field the server takes but that does nothing or never
+    /// holds in a rule: an empty name, a topologyKey that is no label key,
+    /// a matchLabelKeys key the selector names already (refused once the
+    /// pod carries that label).
+    StricterPodField,
 }
 
 struct Case {
@@ -91,7 +102,101 @@ fn cases() -> Vec<Case> {
     v.extend(node_affinity_cases());
     v.extend(warning_cases());
     v.extend(annotation_cases());
+    v.extend(pod_field_cases());
     v
+}
+
+/// The PriorityClass and RuntimeClass the valid pod-field cases name (the
+/// server's admission refuses a pod whose classes do not exist).
+const VALIDATION_CLASSES: &str = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: v-high}\nvalue: 1000\n---\napiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: v-runc}\nhandler: runc\n";
+
+fn pod_field_cases() -> Vec<Case> {
+    use Kind::PodFields;
+    let spread = |extra: Value| {
+        let mut c = json!({"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "x"}}});
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            if v.is_null() {
+                c.as_object_mut().map(|m| m.remove(k));
+            } else {
+                c[k] = v.clone();
+            }
+        }
+        json!({"topologySpreadConstraints": [c]})
+    };
+    let stricter = |json: Value| Case {
+        kind: PodFields,
+        json,
+        expect: Expect::StricterPodField,
+    };
+    vec![
+        c(PodFields, spread(json!({}))),
+        c(PodFields, spread(json!({"maxSkew": 0}))),
+        c(PodFields, spread(json!({"maxSkew": -3}))),
+        c(PodFields, spread(json!({"whenUnsatisfiable": "Sometimes"}))),
+        c(
+            PodFields,
+            spread(json!({"whenUnsatisfiable": "ScheduleAnyway"})),
+        ),
+        c(PodFields, spread(json!({"topologyKey": ""}))),
+        c(PodFields, spread(json!({"minDomains": 0}))),
+        c(PodFields, spread(json!({"minDomains": 3}))),
+        c(
+            PodFields,
+            spread(json!({"minDomains": 3, "whenUnsatisfiable": "ScheduleAnyway"})),
+        ),
+        c(PodFields, spread(json!({"nodeAffinityPolicy": "honor"}))),
+        c(
+            PodFields,
+            spread(json!({"nodeAffinityPolicy": "Ignore", "nodeTaintsPolicy": "Honor"})),
+        ),
+        c(
+            PodFields,
+            spread(json!({"matchLabelKeys": ["pipelines.kubeflow.org/run_id"]})),
+        ),
+        c(PodFields, spread(json!({"matchLabelKeys": ["bad key"]}))),
+        c(
+            PodFields,
+            spread(json!({"matchLabelKeys": ["run"], "labelSelector": null})),
+        ),
+        c(
+            PodFields,
+            spread(json!({"labelSelector": {"matchLabels": {"app": "a b"}}})),
+        ),
+        c(
+            PodFields,
+            spread(
+                json!({"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In"}]}}),
+            ),
+        ),
+        // Accepted with the server's warnings.
+        c(PodFields, spread(json!({"labelSelector": null}))),
+        c(
+            PodFields,
+            spread(json!({"topologyKey": "failure-domain.beta.kubernetes.io/zone"})),
+        ),
+        c(
+            PodFields,
+            json!({"topologySpreadConstraints": [
+                {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {}},
+                {"maxSkew": 2, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {}},
+                {"maxSkew": 3, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {}}
+            ]}),
+        ),
+        c(
+            PodFields,
+            json!({"priorityClassName": "v-high", "runtimeClassName": "v-runc", "schedulerName": "volcano"}),
+        ),
+        c(PodFields, json!({"priorityClassName": "High_Priority"})),
+        c(PodFields, json!({"runtimeClassName": "runc."})),
+        c(
+            PodFields,
+            json!({"priorityClassName": format!("a{}", ".b".repeat(130))}),
+        ),
+        stricter(json!({"schedulerName": ""})),
+        stricter(json!({"priorityClassName": ""})),
+        stricter(spread(json!({"topologyKey": "a b"}))),
+        stricter(spread(json!({"matchLabelKeys": ["app"]}))),
+    ]
 }
 
 fn toleration_taint_and_label_cases() -> Vec<Case> {
@@ -541,6 +646,7 @@ enum Form {
     NodeAffinity,
     Affinity,
     Annotations,
+    PodFields,
 }
 
 impl Form {
@@ -552,6 +658,7 @@ impl Form {
             Kind::NodeAffinity => &[Form::NodeAffinity],
             Kind::PodAffinity => &[Form::Affinity],
             Kind::PodAnnotations => &[Form::Annotations],
+            Kind::PodFields => &[Form::PodFields],
         }
     }
 
@@ -571,6 +678,13 @@ impl Form {
             }
             Form::Affinity => json!({"rules": [{"name": "r", "affinity": j}]}),
             Form::Annotations => json!({"rules": [{"name": "r", "podAnnotations": j}]}),
+            Form::PodFields => {
+                let mut rule = json!({"name": "r"});
+                for (k, v) in j.as_object().into_iter().flatten() {
+                    rule[k] = v.clone();
+                }
+                json!({"rules": [rule]})
+            }
         };
         format!(
             "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {{name: v}}\nspec: {spec}\n"
@@ -616,6 +730,7 @@ impl Form {
             Form::NodeAffinity => pod(json!({}), json!({"affinity": {"nodeAffinity": j}})),
             Form::Affinity => pod(json!({}), json!({"affinity": j})),
             Form::Annotations => pod(json!({"annotations": j}), json!({})),
+            Form::PodFields => pod(json!({}), j.clone()),
         }
     }
 
@@ -673,7 +788,10 @@ async fn judge(client: &Client, url: &str, obj: &Value) -> Judgement {
     let body = res.into_body().collect_bytes().await.expect("a body");
     let verdict = match status {
         200 | 201 => Ok(()),
-        422 => {
+        // 403: an admission plugin refuses it (a PriorityClass or
+        // RuntimeClass that does not exist; the mutating plugins run
+        // before validation).
+        422 | 403 => {
             let s: Value = serde_json::from_slice(&body).expect("a Status");
             Err(s["message"].as_str().unwrap_or("").to_string())
         }
@@ -750,6 +868,22 @@ fn cli_forms(case: &Case) -> Vec<String> {
 fn kfsched_accepts_exactly_what_the_server_accepts() {
     let _g = shared();
     let cl = cluster();
+    let classes = std::process::Command::new(super::cluster::kubectl())
+        .args(["apply", "-f", "-"])
+        .env("KUBECONFIG", &cl.admin)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .expect("stdin")
+                .write_all(VALIDATION_CLASSES.as_bytes())?;
+            c.wait()
+        })
+        .expect("kubectl apply runs");
+    assert!(classes.success(), "the classes are applied");
     rt().block_on(async {
         let client = cl.client().await;
         let cases = cases();
@@ -774,11 +908,25 @@ fn kfsched_accepts_exactly_what_the_server_accepts() {
                             .join(" | ")
                     ),
                 };
+                // Where both refuse a pod field for its form, the server says what kfsched does.
+                if let (Kind::PodFields, Err(e), Err(m)) = (case.kind, &kfsched, &server.verdict) {
+                    for d in &e.0 {
+                        // kfsched's did-you-mean follows the server's words.
+                        let said = d.message.split("; did you mean").next().unwrap_or("");
+                        if !m.contains(said) && !m.contains("is forbidden") {
+                            disagreements.push(format!(
+                                "{form:?} {}: the server refuses with another message\n    server:  {m}\n    kfsched: {}",
+                                case.json, d.message
+                            ));
+                        }
+                    }
+                }
                 match (case.expect, &kfsched) {
                     (Expect::Agree, _) if kfsched.is_ok() == server_ok => agree += 1,
-                    (Expect::StricterGtLt | Expect::StricterEmptyTerm, Err(_)) if server_ok => {
-                        stricter += 1
-                    }
+                    (
+                        Expect::StricterGtLt | Expect::StricterEmptyTerm | Expect::StricterPodField,
+                        Err(_),
+                    ) if server_ok => stricter += 1,
                     _ => disagreements.push(format!(
                         "{form:?} {} (expect {:?}): server {} / {detail}\n    policy: {policy}",
                         case.json,
@@ -848,7 +996,8 @@ fn kfsched_accepts_exactly_what_the_server_accepts() {
 
 /// The bad-policy cases of `testdata/bad/policy-*` (the policy validator's
 /// own tests, with their exact messages) whose error lies in a toleration,
-/// taint, label, node selector or affinity: the same fragment, read from the
+/// taint, label, node selector, affinity, topology spread constraint or
+/// class name: the same fragment, read from the
 /// case's policy file, is sent to the server, which must refuse it too,
 /// except where SPEC makes kfsched stricter on purpose. Read from the
 /// directory, so a new case is checked without being listed here.
@@ -918,6 +1067,9 @@ fn every_bad_policy_fragment_is_refused_by_the_server_too() {
                 ("rules", "tolerations") => "tolerations",
                 ("rules", "nodeSelector") => "nodeSelector",
                 ("rules", "affinity") => "affinity",
+                ("rules", "topologySpreadConstraints") => "topologySpreadConstraints",
+                ("rules", "priorityClassName") => "priorityClassName",
+                ("rules", "runtimeClassName") => "runtimeClassName",
                 ("nodePools", "labels") => "labels",
                 ("nodePools", "taints") => "taints",
                 ("nodePools", "nodeSelector") => "selector",
@@ -952,6 +1104,9 @@ fn every_bad_policy_fragment_is_refused_by_the_server_too() {
                 "tolerations" => pods.create(&pp, &pod(json!({"tolerations": fragment}))).await.map(|_| ()),
                 "nodeSelector" => pods.create(&pp, &pod(json!({"nodeSelector": fragment}))).await.map(|_| ()),
                 "affinity" => pods.create(&pp, &pod(json!({"affinity": fragment}))).await.map(|_| ()),
+                "topologySpreadConstraints" | "priorityClassName" | "runtimeClassName" => {
+                    pods.create(&pp, &pod(json!({target: fragment}))).await.map(|_| ())
+                }
                 "labels" => nodes.create(&pp, &obj("Node", json!({"metadata": {"name": format!("bad-policy-{i}"), "labels": fragment}}))).await.map(|_| ()),
                 "taints" => nodes.create(&pp, &obj("Node", json!({"spec": {"taints": fragment}}))).await.map(|_| ()),
                 _ => {
@@ -961,8 +1116,9 @@ fn every_bad_policy_fragment_is_refused_by_the_server_too() {
             };
             let refused = match &verdict {
                 Ok(()) => None,
-                // 422: validation; 400: the value does not decode (a wrong type) or a bad selector.
-                Err(kube::Error::Api(s)) if s.code == 422 || s.code == 400 => Some(s.message.clone()),
+                // 422: validation; 400: the value does not decode (a wrong type) or a bad
+                // selector; 403: an admission plugin (a class that does not exist).
+                Err(kube::Error::Api(s)) if matches!(s.code, 422 | 400 | 403) => Some(s.message.clone()),
                 Err(e) => panic!("{name}: the server could not judge {fragment}: {e}"),
             };
             let stricter = STRICTER.contains(&name.as_str());

@@ -388,6 +388,35 @@ fn random_rule(rng: &mut Rng, name: &str, templates: &[String]) -> String {
             rng.pick(VALUES)
         ));
     }
+    // The pod-spec fields: the names on the template, the rest through
+    // its podSpecPatch (kfp's own, where a parameter limits resources).
+    if rng.chance(4) {
+        r.push_str(&format!(
+            "    priorityClassName: {}\n",
+            rng.pick(&["ml-high", "batch"])
+        ));
+    }
+    if rng.chance(5) {
+        r.push_str(&format!(
+            "    schedulerName: {}\n",
+            rng.pick(&["volcano", "yunikorn"])
+        ));
+    }
+    if rng.chance(4) {
+        r.push_str(&format!(
+            "    runtimeClassName: {}\n",
+            rng.pick(&["nvidia", "gvisor"])
+        ));
+    }
+    if rng.chance(4) {
+        r.push_str(&format!(
+            "    topologySpreadConstraints:\n    - {{maxSkew: {}, topologyKey: {}, whenUnsatisfiable: {}, labelSelector: {{matchLabels: {{tier: {}}}}}}}\n",
+            1 + rng.next() % 3,
+            rng.pick(KEYS),
+            rng.pick(&["DoNotSchedule", "ScheduleAnyway"]),
+            rng.pick(VALUES)
+        ));
+    }
     r
 }
 
@@ -467,7 +496,15 @@ fn kfp_v1_layout_does_not_depend_on_edit_history() {
                 if node_value(&tree, *tb) == node_value(&out, *ta) {
                     continue;
                 }
-                for key in ["nodeSelector", "tolerations", "affinity", "metadata"] {
+                for key in [
+                    "nodeSelector",
+                    "tolerations",
+                    "affinity",
+                    "metadata",
+                    "podSpecPatch",
+                    "priorityClassName",
+                    "schedulerName",
+                ] {
                     let Ok(Some((k, v))) = out.get(*ta, key) else {
                         continue;
                     };

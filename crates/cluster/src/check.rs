@@ -1,8 +1,10 @@
-//! What `check` reads from the live cluster: every node, and with
-//! `--usage` every pod that is bound to a node and not finished (the pods
-//! the scheduler's cache counts), listed in pages.
+//! What `check` reads from the live cluster: every node, the
+//! PriorityClasses (the pods' classes must exist), and with `--usage` every
+//! pod that is bound to a node and not finished (the pods the scheduler's
+//! cache counts), listed in pages.
 
 use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
 use kube::api::ListParams;
 
@@ -16,6 +18,9 @@ const PAGE: u32 = 500;
 pub struct Live {
     pub nodes: Vec<Node>,
     pub pods: Option<Vec<Pod>>,
+    /// The PriorityClasses, or why they could not be listed (a user who may
+    /// read nodes but not classes still gets the rest of the check).
+    pub priority_classes: Result<Vec<PriorityClass>, String>,
 }
 
 /// Lists every node (and, with `usage`, the bound pods that are not
@@ -41,7 +46,18 @@ pub async fn fetch(clients: &Clients, usage: bool) -> Result<Live, Error> {
     } else {
         None
     };
-    Ok(Live { nodes, pods })
+    let priority_classes = list(
+        Api::<PriorityClass>::all(clients.main.clone()),
+        None,
+        "cannot list PriorityClasses",
+    )
+    .await
+    .map_err(|e| e.to_string());
+    Ok(Live {
+        nodes,
+        pods,
+        priority_classes,
+    })
 }
 
 async fn list<K>(api: Api<K>, fields: Option<&str>, action: &str) -> Result<Vec<K>, Error>

@@ -18,9 +18,11 @@ fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
     if examples.is_empty() {
         return format!("{msg} (regex used for validation is '{fmt}')");
     }
-    let ex: Vec<String> = examples.iter().map(|e| format!("'{e}'")).collect();
+    // apimachinery's `RegexError` ends every example with `', '` before it
+    // joins them with ` or `: `'MyName',  or 'my.name',  or '123-abc', regex`.
+    let ex: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
     format!(
-        "{msg} (e.g. {}, regex used for validation is '{fmt}')",
+        "{msg} (e.g. {}regex used for validation is '{fmt}')",
         ex.join(" or ")
     )
 }

@@ -15,12 +15,18 @@
 //! 5. plan and edit: `plan` turns the changed components into edits of the
 //!    original text, which the `kfsched_yaml` editor applies;
 //! 6. report: [`rewrite`] returns the new text and an [`outcome`] per file,
-//!    which [`explain`], [`diff`] and the KRM function ([`krm`]) render.
+//!    which [`explain`], [`diff`] and the KRM function ([`krm`]) render, and
+//!    from which [`starter`] writes the policy `init` starts a user with.
+//!
+//! Beside the flow, [`check`] judges placement as kube-scheduler does and
+//! [`admission`] exports the policy for the API server to apply at
+//! admission.
 //!
 //! The entry points are [`policy::Policy::load`], [`rewrite::process_all`]
 //! and [`krm::run`]; nothing here prints or exits.
 #![forbid(unsafe_code)]
 
+pub mod admission;
 pub mod check;
 pub mod diag;
 pub mod diff;
@@ -38,4 +44,5 @@ mod plan;
 pub mod policy;
 pub mod rewrite;
 pub mod scheduling;
+pub mod starter;
 pub mod suggest;

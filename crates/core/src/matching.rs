@@ -260,6 +260,12 @@ fn first_miss(sel: &Selector, s: &Subject) -> Option<Key> {
     })
 }
 
+/// Whether every glob key of the selector matches the subject (vacuously
+/// true without one); `podRoles` is not judged.
+pub fn matches_globs(sel: &Selector, s: &Subject) -> bool {
+    first_miss(sel, s).is_none()
+}
+
 /// Whether a rule with these selectors selects the subject, and if not,
 /// why. A subject is a component of a file: an executor.
 pub fn judge(matcher: &Selector, exclude: &Selector, s: &Subject) -> Verdict {

@@ -1,7 +1,10 @@
 //! How rules merge into a component's scheduling (SPEC §3): tolerations
 //! appended when missing, node-selector and pod-metadata keys set, required
 //! node affinity ANDed into the existing terms, preferred and pod-affinity
-//! terms appended, `strategy: replace` replacing the fields a rule names.
+//! terms appended, topology spread constraints appended unless one with the
+//! same topologyKey and whenUnsatisfiable is there, the priority class,
+//! scheduler and runtime class names set, `strategy: replace` replacing the
+//! fields a rule names.
 
 use k8s_openapi::api::core::v1::{PodAffinityTerm, WeightedPodAffinityTerm};
 
@@ -9,8 +12,8 @@ use kfsched_yaml::Value;
 
 use crate::policy::{Rule, Strategy};
 use crate::scheduling::{
-    Changed, Opaque, Pref, Sched, Shape, Target, Term, Tol, opaque, pref_value, reqs_from, ser,
-    sorted_value, term_value,
+    Changed, Opaque, Pref, Sched, Shape, Spread, Target, Term, Tol, canonical, opaque, pref_value,
+    reqs_from, ser, sorted_value, spread_from_raw, term_value,
 };
 
 /// A message from merging a rule into a component.
@@ -165,12 +168,7 @@ pub fn apply(s: &mut Sched, rule: &Rule, shape: Shape, target: Target) -> (Chang
     let mut c = Changed::default();
     let mut notes = Vec::new();
     let v2 = target == Target::KfpV2Executor;
-    if v2 && rule.has_pod_affinity() {
-        notes.push(Note {
-            error: true,
-            field: "affinity",
-            message: "asks for pod affinity or anti-affinity, which the KFP v2 backend does not apply to tasks; remove affinity.podAffinity/podAntiAffinity from this rule or exclude this task".into(),
-        });
+    if v2 && kfp_v2_refusals(rule, &mut notes) {
         return (c, notes);
     }
     c.tolerations = tolerations(s, rule, shape);
@@ -179,6 +177,41 @@ pub fn apply(s: &mut Sched, rule: &Rule, shape: Shape, target: Target) -> (Chang
         replace_affinity(s, rule, shape, &mut c);
     } else {
         merge_affinity(s, rule, shape, v2, &mut c, &mut notes);
+    }
+    c.topology_spread = topology_spread(s, rule);
+    for (slot, value, field, changed) in [
+        (
+            &mut s.priority_class_name,
+            &rule.priority_class_name,
+            "priorityClassName",
+            &mut c.priority_class_name,
+        ),
+        (
+            &mut s.scheduler_name,
+            &rule.scheduler_name,
+            "schedulerName",
+            &mut c.scheduler_name,
+        ),
+        (
+            &mut s.runtime_class_name,
+            &rule.runtime_class_name,
+            "runtimeClassName",
+            &mut c.runtime_class_name,
+        ),
+    ] {
+        if let Some(v) = value {
+            *changed = set_name(slot, v, field, &mut notes);
+        }
+    }
+    if let (true, Some(p)) = (c.priority_class_name, &s.priority) {
+        notes.push(Note {
+            error: false,
+            field: "priorityClassName",
+            message: format!(
+                "the pod spec sets priority: {}, which the API server refuses beside a priorityClassName whose PriorityClass has another value (the Priority admission plugin sets it from the class): remove priority",
+                p.scalar_text().unwrap_or_default()
+            ),
+        });
     }
     for (k, v) in &rule.pod_labels {
         c.labels |= set_entry(&mut s.labels, k, v, "podLabels", "pod label", &mut notes);
@@ -194,6 +227,102 @@ pub fn apply(s: &mut Sched, rule: &Rule, shape: Shape, target: Target) -> (Chang
         );
     }
     (c, notes)
+}
+
+/// What a KFP v2 pipeline file cannot carry: the platform spec has no
+/// field for these, and the backend does not apply pod affinity to tasks.
+/// Refused offline with an error that points at admission, which sets them
+/// on the pods. Whether anything was refused.
+fn kfp_v2_refusals(rule: &Rule, notes: &mut Vec<Note>) -> bool {
+    let admission = |what: &str| {
+        format!(
+            "`kubectl kfsched export admission` sets {what} on the task's pod when it is created: enforce this rule there, or exclude this task from it"
+        )
+    };
+    let mut refused = false;
+    if rule.has_pod_affinity() {
+        notes.push(Note {
+            error: true,
+            field: "affinity",
+            message: format!(
+                "asks for pod affinity or anti-affinity, which the KFP v2 backend does not apply to tasks; {}",
+                admission("it")
+            ),
+        });
+        refused = true;
+    }
+    let fields = rule.kfp_v2_cannot_carry();
+    if let Some(&first) = fields.first() {
+        let it = if fields.len() == 1 { "it" } else { "them" };
+        notes.push(Note {
+            error: true,
+            field: first,
+            message: format!(
+                "sets {}, which a KFP v2 pipeline cannot carry (its platform spec has no field for {it}); {}",
+                fields.join(", "),
+                admission(it)
+            ),
+        });
+        refused = true;
+    }
+    refused
+}
+
+/// A name field (`priorityClassName`, ...): set, replacing a different
+/// value with a warning.
+fn set_name(
+    slot: &mut Option<Value>,
+    value: &str,
+    field: &'static str,
+    notes: &mut Vec<Note>,
+) -> bool {
+    if let Some(old) = slot {
+        let text = old.scalar_text().unwrap_or_default();
+        if text == value && matches!(old, Value::Str(_)) {
+            return false;
+        }
+        // `default-scheduler` is what the API server writes into every pod
+        // that names none (`kubectl get` shows it): not a choice to warn about.
+        let defaulted = field == "schedulerName" && text == DEFAULT_SCHEDULER;
+        if text != value && !defaulted {
+            notes.push(Note {
+                error: false,
+                field,
+                message: format!("{field} {text} replaced by {value}"),
+            });
+        }
+    }
+    *slot = Some(Value::str(value));
+    true
+}
+
+/// The scheduler a pod gets when it names none.
+pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
+
+/// Topology spread constraints: appended unless one with the same
+/// topologyKey and whenUnsatisfiable is there (the API server allows one
+/// per pair; the existing one is kept), or replaced as a whole.
+fn topology_spread(s: &mut Sched, rule: &Rule) -> bool {
+    let new: Vec<Spread> = rule
+        .topology_spread_constraints
+        .iter()
+        .map(|t| spread_from_raw(&sorted_value(&ser(t))))
+        .collect();
+    if rule.strategy == Strategy::Replace && rule.names_topology_spread {
+        if same_spreads(&s.topology_spread, &new) {
+            return false;
+        }
+        s.topology_spread = new;
+        return true;
+    }
+    let mut changed = false;
+    for n in new {
+        if !s.topology_spread.iter().any(|e| e.key == n.key) {
+            s.topology_spread.push(n);
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// Tolerations: appended when missing, or replaced as a whole.
@@ -411,6 +540,34 @@ pub fn settle(after: &mut Sched, before: &Sched, c: &mut Changed) {
         after.node_selector = before.node_selector.clone();
         c.node_selector = false;
     }
+    if c.topology_spread && same_spreads(&before.topology_spread, &after.topology_spread) {
+        after.topology_spread = before.topology_spread.clone();
+        c.topology_spread = false;
+    }
+    for (changed, b, a) in [
+        (
+            &mut c.priority_class_name,
+            &before.priority_class_name,
+            &mut after.priority_class_name,
+        ),
+        (
+            &mut c.scheduler_name,
+            &before.scheduler_name,
+            &mut after.scheduler_name,
+        ),
+        (
+            &mut c.runtime_class_name,
+            &before.runtime_class_name,
+            &mut after.runtime_class_name,
+        ),
+    ] {
+        if *changed
+            && b.as_ref().and_then(Value::scalar_text) == a.as_ref().and_then(Value::scalar_text)
+        {
+            *a = b.clone();
+            *changed = false;
+        }
+    }
     let same_pods = |a: &[Opaque], b: &[Opaque]| {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.key == y.key)
     };
@@ -444,6 +601,13 @@ pub fn settle(after: &mut Sched, before: &Sched, c: &mut Changed) {
         c.pod_affinity = false;
         c.replaced_affinity = false;
     }
+}
+
+fn same_spreads(a: &[Spread], b: &[Spread]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| canonical(&x.raw) == canonical(&y.raw))
 }
 
 fn same_tols(a: &[Tol], b: &[Tol]) -> bool {
@@ -522,5 +686,94 @@ mod tests {
         let x = term(vec![req("z", "In", &["2", "1"])]);
         let y = term(vec![req("z", "In", &["1", "2"])]);
         assert!(x.same_set(&y));
+    }
+
+    fn rules(yaml_rules: &str) -> Vec<Rule> {
+        let text = format!(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  rules:\n{yaml_rules}"
+        );
+        crate::policy::Policy::from_bytes("p.yaml", text.as_bytes())
+            .expect("a valid policy")
+            .rules
+    }
+
+    #[test]
+    fn spread_constraints_append_unless_the_pair_is_there_and_replace_replaces() {
+        let r = rules(concat!(
+            "  - name: a\n    topologySpreadConstraints:\n",
+            "    - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n",
+            "  - name: b\n    topologySpreadConstraints:\n",
+            "    - {maxSkew: 5, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n",
+            "    - {maxSkew: 2, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway}\n",
+            "  - name: c\n    strategy: replace\n    topologySpreadConstraints:\n",
+            "    - {maxSkew: 3, topologyKey: host, whenUnsatisfiable: ScheduleAnyway}\n",
+        ));
+        let mut s = Sched::default();
+        let (c, _) = apply(&mut s, &r[0], Shape::K8s, Target::Kubernetes);
+        assert!(c.topology_spread);
+        // The zone/DoNotSchedule pair is kept as the first rule wrote it.
+        let (c, _) = apply(&mut s, &r[1], Shape::K8s, Target::Kubernetes);
+        assert!(c.topology_spread);
+        let skews: Vec<String> = s
+            .topology_spread
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}/{}:{}",
+                    t.key.0,
+                    t.key.1,
+                    canonical(t.raw.get("maxSkew").expect("maxSkew"))
+                )
+            })
+            .collect();
+        assert_eq!(skews, ["zone/DoNotSchedule:1", "zone/ScheduleAnyway:2"]);
+        let (c, _) = apply(&mut s, &r[1], Shape::K8s, Target::Kubernetes);
+        assert!(!c.topology_spread, "a second merge adds nothing");
+        let (c, _) = apply(&mut s, &r[2], Shape::K8s, Target::Kubernetes);
+        assert!(c.topology_spread);
+        assert_eq!(s.topology_spread.len(), 1);
+        assert_eq!(
+            s.topology_spread[0].key,
+            ("host".into(), "ScheduleAnyway".into())
+        );
+    }
+
+    #[test]
+    fn a_name_replaces_another_value_with_a_warning() {
+        let r = rules("  - name: a\n    priorityClassName: high\n    schedulerName: volcano\n");
+        let mut s = Sched {
+            priority_class_name: Some(Value::str("low")),
+            scheduler_name: Some(Value::str("volcano")),
+            ..Sched::default()
+        };
+        let (c, notes) = apply(&mut s, &r[0], Shape::K8s, Target::Kubernetes);
+        assert!(c.priority_class_name && !c.scheduler_name);
+        assert_eq!(
+            notes,
+            [Note {
+                error: false,
+                field: "priorityClassName",
+                message: "priorityClassName low replaced by high".into(),
+            }]
+        );
+    }
+
+    #[test]
+    fn a_kfp_v2_task_refuses_what_its_platform_spec_cannot_carry() {
+        let r = rules(
+            "  - name: a\n    tolerations: [{key: k, operator: Exists}]\n    runtimeClassName: nvidia\n    topologySpreadConstraints:\n    - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n",
+        );
+        let mut s = Sched::default();
+        let (c, notes) = apply(&mut s, &r[0], Shape::KfpV2, Target::KfpV2Executor);
+        assert!(!c.any(), "nothing is merged");
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].error);
+        assert_eq!(notes[0].field, "runtimeClassName");
+        assert!(
+            notes[0].message.starts_with("sets runtimeClassName, topologySpreadConstraints, which a KFP v2 pipeline cannot carry")
+                && notes[0].message.contains("`kubectl kfsched export admission` sets them"),
+            "{}",
+            notes[0].message
+        );
     }
 }

@@ -136,7 +136,7 @@ fn plan_docs(
                 out.errors.push(ctx.diag_node(
                     *node,
                     format!(
-                        "{msg} ({} components of this workflow); nothing was written",
+                        "{msg} ({} components of this workflow)",
                         rules_select(&rules)
                     ),
                 ));
@@ -191,10 +191,13 @@ fn new_version(ctx: &Ctx, m: &Manifest, rules: &[String], editor: &mut Editor, o
         return;
     };
     let (Some(md), Some(name)) = (m.metadata, m.name.as_deref()) else {
-        out.errors.push(ctx.diag_node(
-            at,
-            "--version-suffix: this PipelineVersion has no metadata.name to add the suffix to; nothing was written".into(),
-        ));
+        out.errors.push(
+            ctx.diag_node(
+                at,
+                "--version-suffix: this PipelineVersion has no metadata.name to add the suffix to"
+                    .into(),
+            ),
+        );
         return;
     };
     let new_name = format!("{name}-{suffix}");
@@ -203,7 +206,7 @@ fn new_version(ctx: &Ctx, m: &Manifest, rules: &[String], editor: &mut Editor, o
         out.errors.push(ctx.diag_node(
             at,
             format!(
-                "--version-suffix: the new name {new_name:?} is not a valid object name: {}; nothing was written",
+                "--version-suffix: the new name {new_name:?} is not a valid object name: {}",
                 problems.join("; ")
             ),
         ));
@@ -232,11 +235,7 @@ fn new_version(ctx: &Ctx, m: &Manifest, rules: &[String], editor: &mut Editor, o
     }
     for edit in edits {
         if let Err(e) = editor.apply(edit) {
-            out.errors.push(ctx.diag_at(
-                e.offset,
-                &e.path,
-                format!("{}; nothing was written", e.message),
-            ));
+            out.errors.push(ctx.diag_at(e.offset, &e.path, e.message));
         }
     }
 }
@@ -391,6 +390,22 @@ fn plan_component<'c>(
         }
     }
     merge::settle(&mut after, &before, &mut changed);
+    if changed.any() {
+        if let Some((node, msg)) = doc.write_refusal(ctx.tree, comp, changed) {
+            let rules = rule_names(ctx.policy, |i| verdicts[i].selected());
+            let d = ctx.diag_node(
+                node,
+                format!(
+                    "{}: {msg} ({} it); nothing was written",
+                    comp.label,
+                    rules_select(&rules)
+                ),
+            );
+            if !out.errors.contains(&d) {
+                out.errors.push(d);
+            }
+        }
+    }
     let details = ctx.opts.details;
     // Only `explain` shows names, images and the scheduling before and after.
     let report = ComponentReport {
@@ -407,6 +422,7 @@ fn plan_component<'c>(
         } else {
             Vec::new()
         },
+        task_path: comp.task_path.clone(),
         verdicts: verdicts.to_vec(),
         before: if details {
             before.to_json()
@@ -499,7 +515,7 @@ fn write_doc(
             out.errors.push(ctx.diag_at(
                 ctx.tree.node(root).start as usize,
                 "",
-                "this KFP v2 pipeline is JSON, and its scheduling would go into a second YAML document (the platform spec), which a JSON file cannot hold; the KFP SDK refuses too (\"Platform-specific features are only supported when serializing to YAML\"): compile the pipeline to a .yaml file; nothing was written".into(),
+                "this KFP v2 pipeline is JSON, and its scheduling would go into a second YAML document (the platform spec), which a JSON file cannot hold; the KFP SDK refuses too (\"Platform-specific features are only supported when serializing to YAML\"): compile the pipeline to a .yaml file".into(),
             ));
             return;
         }
@@ -507,11 +523,7 @@ fn write_doc(
     editor.set_flavor(flavor);
     for edit in format::write(ctx.tree, doc, flavor, changes) {
         if let Err(e) = editor.apply(edit) {
-            let d = ctx.diag_at(
-                e.offset,
-                &e.path,
-                format!("{}; nothing was written", e.message),
-            );
+            let d = ctx.diag_at(e.offset, &e.path, e.message);
             // Several edits of one refused value give one error.
             if !out.errors.contains(&d) {
                 out.errors.push(d);

@@ -1,5 +1,7 @@
 //! A component's scheduling as kfsched reads and writes it: tolerations,
-//! node selector, node and pod affinity, pod metadata (SPEC §2, §3).
+//! node selector, node and pod affinity, topology spread constraints, the
+//! priority class, scheduler and runtime class names, pod metadata (SPEC
+//! §2, §3).
 //!
 //! Every entry keeps the exact value it has in the file (`raw`), so entries
 //! a merge leaves alone are written back unchanged, next to a comparable
@@ -89,6 +91,25 @@ pub struct Opaque {
     pub raw: Value,
 }
 
+/// A topology spread constraint: the pair a pod holds at most one
+/// constraint for (`topologyKey`, `whenUnsatisfiable`), and its value.
+#[derive(Clone, Debug)]
+pub struct Spread {
+    pub key: (String, String),
+    pub raw: Value,
+}
+
+/// Reads a topology spread constraint.
+pub(crate) fn spread_from_raw(raw: &Value) -> Spread {
+    Spread {
+        key: (
+            text(raw.get("topologyKey")),
+            text(raw.get("whenUnsatisfiable")),
+        ),
+        raw: raw.clone(),
+    }
+}
+
 /// Everything about where a pod may run and what it carries.
 #[derive(Clone, Debug, Default)]
 pub struct Sched {
@@ -107,6 +128,12 @@ pub struct Sched {
     pub pod_anti_affinity_preferred: Vec<Opaque>,
     pub labels: Vec<(String, Value)>,
     pub annotations: Vec<(String, Value)>,
+    pub priority_class_name: Option<Value>,
+    pub scheduler_name: Option<Value>,
+    pub runtime_class_name: Option<Value>,
+    pub topology_spread: Vec<Spread>,
+    /// A pod spec's integer `priority` (read only: see `merge`).
+    pub priority: Option<Value>,
     /// Counts additions, so formats that keep required and preferred terms
     /// in one list (KFP v2) can write new entries in the order rules made them.
     pub step: u32,
@@ -146,6 +173,10 @@ pub struct Changed {
     pub pod_affinity: bool,
     pub labels: bool,
     pub annotations: bool,
+    pub priority_class_name: bool,
+    pub scheduler_name: bool,
+    pub runtime_class_name: bool,
+    pub topology_spread: bool,
     /// `strategy: replace` replaced the whole affinity.
     pub replaced_affinity: bool,
 }
@@ -159,6 +190,10 @@ impl Changed {
             || self.pod_affinity
             || self.labels
             || self.annotations
+            || self.priority_class_name
+            || self.scheduler_name
+            || self.runtime_class_name
+            || self.topology_spread
     }
 
     pub fn affinity(&self) -> bool {
@@ -175,6 +210,10 @@ impl Changed {
             pod_affinity: self.pod_affinity || o.pod_affinity,
             labels: self.labels || o.labels,
             annotations: self.annotations || o.annotations,
+            priority_class_name: self.priority_class_name || o.priority_class_name,
+            scheduler_name: self.scheduler_name || o.scheduler_name,
+            runtime_class_name: self.runtime_class_name || o.runtime_class_name,
+            topology_spread: self.topology_spread || o.topology_spread,
             replaced_affinity: self.replaced_affinity || o.replaced_affinity,
         }
     }
@@ -293,6 +332,26 @@ impl Sched {
         }
         if !aff.is_empty() {
             m.insert("affinity".into(), serde_json::Value::Object(aff));
+        }
+        for (key, v) in [
+            ("priorityClassName", &self.priority_class_name),
+            ("schedulerName", &self.scheduler_name),
+            ("runtimeClassName", &self.runtime_class_name),
+        ] {
+            if let Some(v) = v {
+                m.insert(key.into(), v.to_json());
+            }
+        }
+        if !self.topology_spread.is_empty() {
+            m.insert(
+                "topologySpreadConstraints".into(),
+                serde_json::Value::Array(
+                    self.topology_spread
+                        .iter()
+                        .map(|t| t.raw.to_json())
+                        .collect(),
+                ),
+            );
         }
         if !self.labels.is_empty() {
             m.insert(

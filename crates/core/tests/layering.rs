@@ -35,12 +35,17 @@ const LAYERS: &[(&str, u8)] = &[
     ("fastpath", 6),
     // One file through the flow.
     ("rewrite", 7),
-    // Reports: explain, and the KRM function's ResourceList.
+    // Reports: explain, the KRM function's ResourceList, and the starter
+    // policy `init` writes from the components found.
     ("explain", 8),
     ("krm", 8),
+    ("starter", 8),
     // Placement: the pods the components become, judged as kube-scheduler
     // judges them (reads the rewrite's output under `-p`).
     ("check", 9),
+    // The policy as admission policies for the API server (resolves rules
+    // against pipeline files through the rewrite's reports).
+    ("admission", 9),
 ];
 
 fn layer(module: &str) -> Option<u8> {

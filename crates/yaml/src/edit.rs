@@ -801,13 +801,19 @@ impl<'t, 'a> Editor<'t, 'a> {
                 let end = end.max(after);
                 let keep_flow = tree.node(node).style == Style::Flow
                     && matches!(value, Value::Map(_) | Value::Seq(_));
-                let mut text = match self.flavor.profile() {
-                    Some(p) => Emitter::after_key(p, value, key_col, self.col(after)),
-                    None if keep_flow => format!(
+                // A hand-written `|` string stays one when it changes.
+                let literal = (tree.node(node).style == Style::Literal)
+                    .then(|| value.as_str())
+                    .flatten()
+                    .and_then(|s| literal_text(s, self.block_scalar_indent(node, key_col)));
+                let mut text = match (self.flavor.profile(), literal) {
+                    (Some(p), _) => Emitter::after_key(p, value, key_col, self.col(after)),
+                    (None, Some(literal)) => literal,
+                    (None, None) if keep_flow => format!(
                         " {}",
                         FlowFormat::of(tree, node).text(value, self.indent_at(key_start))
                     ),
-                    None => match self.flavor {
+                    (None, None) => match self.flavor {
                         Flavor::Generic(bs) => bs.after_key(value, key_col),
                         _ => unreachable!(),
                     },
@@ -876,6 +882,21 @@ impl<'t, 'a> Editor<'t, 'a> {
     /// the value on its line); otherwise the
     /// blanks after the old value go with it (they would become a content
     /// line). Returns where the replaced text ends.
+    /// The indentation of a `|` or `>` block scalar's content: its first
+    /// non-empty line's, or two more than its key's when it has none.
+    fn block_scalar_indent(&self, node: NodeId, key_col: usize) -> usize {
+        let src = self.tree.src();
+        let start = self.node_start(node);
+        // Whole lines: the span may start at the header or at the content.
+        let from = src[..start].rfind('\n').map_or(0, |p| p + 1);
+        let body = &src[from..self.node_end(node)];
+        body.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| (l, l.len() - l.trim_start_matches(' ').len()))
+            .find(|(l, i)| *i > key_col && !l[*i..].starts_with(['|', '>']))
+            .map_or(key_col + 2, |(_, i)| i)
+    }
+
     fn fit_block_scalar(&self, text: &mut String, value: &Value, end: usize, col: usize) -> usize {
         if !has_block_scalar(text) {
             return end;
@@ -970,7 +991,32 @@ impl<'t, 'a> Editor<'t, 'a> {
                 return self.replace_node(map, &v);
             }
             // Hand-written flow mapping: add `, key: value` after the last
-            // value, in the format of the entries already there.
+            // value (or `key: value, ` before the key it must precede), in
+            // the format of the entries already there.
+            if let Placement::BeforeKey(next) = placement {
+                // Only before a key that starts its entry (no `?` indicator)
+                // and that no other edit touches.
+                let starts_entry = |k: NodeId| {
+                    let at = self.node_start(k);
+                    tree.src()[..at].trim_end().ends_with(['{', ','])
+                        && !self.splices.iter().any(|s| s.start <= at && at <= s.end)
+                };
+                if let Some((next_key, _)) = tree
+                    .entries(map)
+                    .find(|&(k, _)| tree.scalar(k) == next && starts_entry(k))
+                {
+                    let fmt = self.flow_format_of(map);
+                    let at = self.node_start(next_key);
+                    let key_col = self.col(at);
+                    let text = format!(
+                        "{}{}",
+                        fmt.entry(key, value, key_col),
+                        fmt.separator(key_col)
+                    );
+                    self.splice(at, at, text, key_col);
+                    return Ok(());
+                }
+            }
             let last_key = tree.entries(map).last().map(|(k, _)| k);
             let (Some(last_key), Some(last)) = (last_key, tree.children(map).last()) else {
                 return self.replace_node(map, &v);
@@ -1367,6 +1413,36 @@ fn extension_groups(
 }
 
 /// Whether rendered text holds a block scalar header (`|`, `>-`, ...).
+/// A string as a literal block scalar (` |`, its chomping indicator and
+/// its lines at `indent`), as a hand-written file that had one keeps it;
+/// `None` when a literal cannot hold it as it is (a first line that starts
+/// with a space needs an indentation indicator; control characters,
+/// carriage returns and tabs at the start of a line are kept out).
+fn literal_text(s: &str, indent: usize) -> Option<String> {
+    if !s.contains('\n')
+        || s.starts_with([' ', '\n'])
+        || s.chars()
+            .any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{feff}')
+        || s.split('\n').any(|l| l.starts_with('\t'))
+    {
+        return None;
+    }
+    let (chomp, body) = match s.strip_suffix('\n') {
+        Some(rest) if rest.ends_with('\n') => ("+", rest),
+        Some(rest) => ("", rest),
+        None => ("-", s),
+    };
+    let mut out = format!(" |{chomp}\n");
+    for line in body.split('\n') {
+        if !line.is_empty() {
+            out.extend(std::iter::repeat_n(' ', indent));
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    Some(out)
+}
+
 fn has_block_scalar(text: &str) -> bool {
     text.lines().any(|l| {
         l.split_whitespace().last().is_some_and(|t| {
@@ -1831,5 +1907,55 @@ mod tests {
         }
         let crlf = replace_a("a: x\r\ns: 1\r\n", "one\ntwo\n");
         assert_eq!(crlf, "a: |\r\n  one\r\n  two\r\ns: 1\r\n");
+    }
+
+    /// A hand-written `|` string that changes stays a literal block, at its
+    /// own indentation, with the chomping its value needs.
+    #[test]
+    fn a_literal_block_string_stays_one() {
+        let src = "patch: |\n    a: 1\n    b: [x]\nnext: 2\n";
+        let out = run(
+            src,
+            |t| Flavor::Generic(BlockStyle::detect(t)),
+            |t| {
+                let root = t.documents[0].root.unwrap();
+                let p = t.get_value(root, "patch").unwrap();
+                vec![Edit::Reconcile {
+                    node: p,
+                    desired: Value::str("a: 1\nb: [x]\nc:\n  - 3\n"),
+                    placement: Placement::AsDesired,
+                }]
+            },
+        );
+        assert_eq!(
+            out,
+            "patch: |\n    a: 1\n    b: [x]\n    c:\n      - 3\nnext: 2\n"
+        );
+        assert_eq!(literal_text("no break", 2), None);
+        assert_eq!(literal_text(" leading space\n", 2), None);
+        assert_eq!(literal_text("a\n\n", 2).as_deref(), Some(" |+\n  a\n\n"));
+        assert_eq!(literal_text("a\nb", 2).as_deref(), Some(" |-\n  a\n  b\n"));
+    }
+
+    /// A key that must precede another goes before it in a hand-written
+    /// flow mapping, in the mapping's own format.
+    #[test]
+    fn a_flow_mapping_takes_a_key_before_another() {
+        let src = "p: {\"a\":1, \"c\":3}\n";
+        let out = run(
+            src,
+            |t| Flavor::Generic(BlockStyle::detect(t)),
+            |t| {
+                let root = t.documents[0].root.unwrap();
+                let p = t.get_value(root, "p").unwrap();
+                vec![Edit::Insert {
+                    map: p,
+                    key: "b".into(),
+                    value: Value::Int(2),
+                    placement: Placement::BeforeKey("c".into()),
+                }]
+            },
+        );
+        assert_eq!(out, "p: {\"a\":1, \"b\":2, \"c\":3}\n");
     }
 }

@@ -373,9 +373,23 @@ fn apply_patch<'v>(r: &mut Reader, value: &Value, at: At<'v>, pod: &mut Pod) {
         ("nodeName", &mut pod.node_name),
         ("schedulerName", &mut pod.scheduler_name),
         ("priorityClassName", &mut pod.priority_class_name),
+        ("runtimeClassName", &mut pod.runtime_class_name),
     ] {
         if let Some(v) = r.string_field(p, key, Shape::K8s) {
             *slot = Some(v);
         }
+    }
+    // A strategic merge by topologyKey: a patch's constraint replaces the
+    // pod's with the same key (its other fields merge, which the filter
+    // does not read), and new ones go first.
+    if let Some(t) = r.get(p, "topologySpreadConstraints") {
+        let mut merged = r.spread(t);
+        let keys: Vec<String> = merged.iter().map(|c| c.topology_key.clone()).collect();
+        merged.extend(
+            pod.topology_spread
+                .drain(..)
+                .filter(|c| !keys.contains(&c.topology_key)),
+        );
+        pod.topology_spread = merged;
     }
 }

@@ -1,9 +1,15 @@
 //! kube-scheduler's filters for the fields kfsched knows, in the default
 //! profile's order: NodeUnschedulable, NodeName, TaintToleration,
-//! NodeAffinity, NodeResourcesFit (kube-scheduler 1.36,
+//! NodeAffinity, NodeResourcesFit, PodTopologySpread (kube-scheduler 1.36,
 //! `pkg/scheduler/framework/plugins`). As in the framework, the first
 //! filter that fails decides a node's status (`RunFilterPlugins` stops
 //! there); only NodeResourcesFit returns several reasons.
+//!
+//! PodTopologySpread is judged for the first pod of a component, with no
+//! other pods counted: the skew `0 + selfMatch - globalMin` is then at
+//! most 1, which every `maxSkew` allows (the global minimum over eligible
+//! domains is 0, or MaxInt32 when there are none), so a node fails only
+//! when it lacks the topologyKey label of a `DoNotSchedule` constraint.
 
 use std::collections::BTreeSet;
 
@@ -19,6 +25,9 @@ pub const AFFINITY: &str = "node(s) didn't match Pod's node affinity/selector";
 pub const PREFILTER_EXCLUDED: &str = "node(s) didn't satisfy plugin(s) [NodeAffinity]";
 pub const AFFINITY_CONFLICT: &str = "pod affinity terms conflict";
 pub const TOO_MANY_PODS: &str = "Too many pods";
+/// PodTopologySpread's `ErrReasonNodeLabelNotMatch`.
+pub const SPREAD_LABEL: &str =
+    "node(s) didn't match pod topology spread constraints (missing required label)";
 
 /// A filter status code: whether preemption could help.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -284,7 +293,18 @@ impl<'p> Prepared<'p> {
                 return Some(Status::unresolvable("NodeAffinity", AFFINITY));
             }
         }
-        self.fit(node)
+        self.fit(node).or_else(|| self.spread(node))
+    }
+
+    /// PodTopologySpread for the first pod: every `DoNotSchedule`
+    /// constraint's topologyKey must be a label of the node.
+    fn spread(&self, node: &Node) -> Option<Status> {
+        self.pod
+            .topology_spread
+            .iter()
+            .filter(|c| c.when_unsatisfiable == "DoNotSchedule")
+            .any(|c| !node.labels.contains_key(&c.topology_key))
+            .then(|| Status::unresolvable("PodTopologySpread", SPREAD_LABEL))
     }
 
     /// NodeResourcesFit (`fitsRequest`): every shortfall is a reason.

@@ -133,7 +133,22 @@ pub fn run(
     for (c, &item) in report.components.iter().zip(&item_of) {
         let at = Some((&tree, item));
         let v = &c.verdict;
-        if c.pool_check && c.pools.is_empty() {
+        if let Some(r) = &c.pod.refused {
+            let msg = format!("kfsched check: {}: {r}", c.label);
+            errors.push(msg.clone());
+            results.push(result("error", msg, at));
+            failed = true;
+        } else if let Some(s) = c.pod.other_scheduler() {
+            results.push(result(
+                "info",
+                format!(
+                    "kfsched check: {}: not judged: {}",
+                    c.label,
+                    super::report::other_scheduler(s)
+                ),
+                at,
+            ));
+        } else if c.pool_check && c.pools.is_empty() {
             results.push(result(
                 "info",
                 format!("kfsched check: {}: no rule puts it in a pool", c.label),

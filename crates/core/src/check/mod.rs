@@ -9,6 +9,7 @@
 //! nodes, and renders the [`Report`] ([`report`], [`krm`]).
 
 pub mod argo;
+pub mod classes;
 pub mod filter;
 pub mod kfp;
 pub mod krm;
@@ -27,12 +28,14 @@ use std::collections::{BTreeMap, HashMap};
 
 use rayon::prelude::*;
 
+pub use classes::{Classes, PriorityClass};
 pub use node::{Node, Nodes, Source};
 pub use pod::Pod;
 
 use crate::diag::{Diagnostic, decode_utf8};
 use crate::format::{self, Doc, Place};
 use crate::matching::Subject;
+use crate::outcome::{DocReport, FileOutcome};
 use crate::policy::Policy;
 use crate::rewrite::{self, Input};
 use filter::{Prepared, Status};
@@ -86,8 +89,16 @@ impl ComponentCheck {
     }
 
     /// Whether it fits at least one node; with `--pools`, whether it fits
-    /// every pool its rules name (none named: nothing to miss).
+    /// every pool its rules name (none named: nothing to miss). A pod the
+    /// API server refuses fits nowhere; one another scheduler places is
+    /// not judged, and does not fail.
     pub fn ok(&self) -> bool {
+        if self.pod.refused.is_some() {
+            return false;
+        }
+        if self.pod.other_scheduler().is_some() {
+            return true;
+        }
         if self.pool_check {
             return self.pools.iter().all(|p| p.lands);
         }
@@ -130,6 +141,10 @@ pub struct Report {
     pub components: Vec<ComponentCheck>,
     /// Per file: warnings (from the rewrite, or a skipped document).
     pub warnings: Vec<Diagnostic>,
+    /// Per input, in order: what its documents are and, under a rewrite
+    /// policy, what each rule selected (without the rewritten text), for
+    /// what [`crate::outcome`] says about rules and inputs that do nothing.
+    pub outcomes: Vec<FileOutcome>,
 }
 
 impl Report {
@@ -149,12 +164,14 @@ pub fn run(inputs: &[Input], nodes: &Nodes, opts: Options) -> Result<Report, Vec
         .collect();
     let mut found = Vec::new();
     let mut warnings = Vec::new();
+    let mut outcomes = Vec::new();
     let mut errors = Vec::new();
     for r in per_file {
         match r {
-            Ok((f, w)) => {
+            Ok((f, w, o)) => {
                 found.extend(f);
                 warnings.extend(w);
+                outcomes.push(o);
             }
             Err(e) => errors.extend(e),
         }
@@ -162,11 +179,13 @@ pub fn run(inputs: &[Input], nodes: &Nodes, opts: Options) -> Result<Report, Vec
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(judge(found, nodes, opts, warnings))
+    let mut report = judge(found, nodes, opts, warnings);
+    report.outcomes = outcomes;
+    Ok(report)
 }
 
-/// One file's components and warnings, or its problems.
-type FileResult = Result<(Vec<Found>, Vec<Diagnostic>), Vec<Diagnostic>>;
+/// One file's components, warnings and outcome, or its problems.
+type FileResult = Result<(Vec<Found>, Vec<Diagnostic>, FileOutcome), Vec<Diagnostic>>;
 
 /// A component and its admitted pod, before judging.
 struct Found {
@@ -177,7 +196,17 @@ struct Found {
 }
 
 /// Judges the components, evaluating each distinct pod once.
-fn judge(found: Vec<Found>, nodes: &Nodes, opts: Options, warnings: Vec<Diagnostic>) -> Report {
+fn judge(mut found: Vec<Found>, nodes: &Nodes, opts: Options, warnings: Vec<Diagnostic>) -> Report {
+    for f in &mut found {
+        classes::admit(&mut f.pod, &nodes.priority_classes);
+        spread_note(&mut f.pod);
+        if let Some(r) = &f.pod.runtime_class_name {
+            let note = format!(
+                "runtimeClassName {r:?}: whether the RuntimeClass exists, and the node selector, tolerations and overhead its `scheduling` and `overhead` add at admission"
+            );
+            f.pod.unjudged.push(note);
+        }
+    }
     let keys: Vec<String> = found
         .iter()
         .map(|f| f.pod.spec_json().to_string())
@@ -227,6 +256,7 @@ fn judge(found: Vec<Found>, nodes: &Nodes, opts: Options, warnings: Vec<Diagnost
     Report {
         components,
         warnings,
+        outcomes: Vec::new(),
     }
 }
 
@@ -313,6 +343,23 @@ fn judge_node(p: &Prepared, n: &Node) -> Option<Option<Status>> {
         return None;
     }
     Some(p.filter(n))
+}
+
+/// What the PodTopologySpread filter is judged on, said once per pod that
+/// has constraints.
+fn spread_note(pod: &mut Pod) {
+    let hard = pod
+        .topology_spread
+        .iter()
+        .any(|c| c.when_unsatisfiable == "DoNotSchedule");
+    if pod.topology_spread.is_empty() {
+        return;
+    }
+    pod.unjudged.push(if hard {
+        "the skew of topologySpreadConstraints against the pods already running (their DoNotSchedule constraints are judged for the component's first pod, as kube-scheduler's PodTopologySpread filter judges it when no other pod counts: a node without the topologyKey label does not fit)".to_string()
+    } else {
+        "topologySpreadConstraints with whenUnsatisfiable ScheduleAnyway, a preference of kube-scheduler's scoring".to_string()
+    });
 }
 
 /// With `--pools`: the rules with a pool that select this component.
@@ -414,13 +461,6 @@ fn surely_wrong(pod: &Pod, v: &Verdict, nodes: &Nodes) -> Vec<String> {
             v.passed_filters.len()
         ));
     }
-    if let Some(s) = pod
-        .scheduler_name
-        .as_deref()
-        .filter(|s| *s != "default-scheduler")
-    {
-        out.push(format!("schedulerName {s:?}: kube-scheduler's default profile does not schedule it; judged as it would"));
-    }
     if let Some(n) = &pod.node_name {
         out.push(format!(
             "spec.nodeName {n:?} binds the pod without the scheduler; judged as the scheduler would"
@@ -501,22 +541,44 @@ fn missing_labels(pod: &Pod, list: &[Node], what: &str) -> Vec<String> {
 /// components and their pods.
 fn components_of(file: &str, bytes: &[u8], policy: Option<&Policy>) -> FileResult {
     let original = decode_utf8(file, bytes).map_err(|d| vec![d])?;
+    let bare = |docs| FileOutcome {
+        file: file.to_string(),
+        output: None,
+        docs,
+        warnings: Vec::new(),
+        errors: Vec::new(),
+    };
     if original.trim().is_empty() {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok((
+            Vec::new(),
+            Vec::new(),
+            bare(vec![DocReport::skipped_file("empty file")]),
+        ));
     }
     let mut warnings = Vec::new();
+    let mut rewrite_outcome = None;
     let rewritten = match policy {
         Some(p) => {
-            let outcome = rewrite::process(file, bytes, p)?;
-            let text = outcome.output.as_ref().map(|p| p.apply(original));
-            warnings.extend(outcome.warnings);
+            let mut outcome = rewrite::process(file, bytes, p)?;
+            warnings.extend(outcome.warnings.iter().cloned());
+            let text = outcome.output.take().map(|p| p.apply(original));
+            // Only which rules selected what is kept.
+            for c in outcome.docs.iter_mut().flat_map(|d| &mut d.components) {
+                c.before = serde_json::Value::Null;
+                c.after = serde_json::Value::Null;
+            }
+            rewrite_outcome = Some(outcome);
             text
         }
         None => None,
     };
     let text = rewritten.as_deref().unwrap_or(original);
-    match pods_of(file, text) {
-        Ok(found) => Ok((found, warnings)),
+    match pods_and_docs(file, text) {
+        Ok((found, docs)) => Ok((
+            found,
+            warnings,
+            rewrite_outcome.unwrap_or_else(|| bare(docs)),
+        )),
         // Problems in the rewritten text: report them where they are in the
         // file the user has, when they are there too.
         Err(e) if rewritten.is_some() => match pods_of(file, original) {
@@ -529,6 +591,11 @@ fn components_of(file: &str, bytes: &[u8], policy: Option<&Policy>) -> FileResul
 
 /// The components of a text and their pods.
 fn pods_of(file: &str, text: &str) -> Result<Vec<Found>, Vec<Diagnostic>> {
+    pods_and_docs(file, text).map(|(found, _)| found)
+}
+
+/// The components of a text and their pods, and what each document is.
+fn pods_and_docs(file: &str, text: &str) -> Result<(Vec<Found>, Vec<DocReport>), Vec<Diagnostic>> {
     let tree = Tree::parse(text).map_err(|e| {
         vec![Diagnostic {
             file: file.to_string(),
@@ -556,7 +623,22 @@ fn pods_of(file: &str, text: &str) -> Result<Vec<Found>, Vec<Diagnostic>> {
     if !r.errors.is_empty() {
         return Err(r.errors);
     }
-    Ok(out)
+    let reports = docs
+        .iter()
+        .enumerate()
+        .map(|(index, d)| DocReport {
+            index,
+            format: d.format_name(),
+            skipped_because: match d {
+                Doc::Other(why) => Some(why.clone()),
+                _ => None,
+            },
+            components: Vec::new(),
+            skipped: Vec::new(),
+            selected_skipped: Vec::new(),
+        })
+        .collect();
+    Ok((out, reports))
 }
 
 /// The pods of one document (or of a List's items).

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Taint;
 
+use super::classes::{Classes, PriorityClass};
 use super::pod::{Container, Pod, Requests, ResourceList};
 use super::quantity::Quantity;
 use crate::diag::{Diagnostic, decode_utf8};
@@ -111,6 +112,21 @@ pub struct Nodes {
     pub source: Source,
     /// Whether the pods running on the nodes are counted (`--usage`).
     pub usage: bool,
+    /// The cluster's PriorityClasses, where the source has them.
+    pub priority_classes: Classes,
+}
+
+/// Why a snapshot's PriorityClasses are not known.
+const NO_CLASSES_IN_SNAPSHOT: &str =
+    "the snapshot holds no PriorityClass: take it with `kubectl get nodes,priorityclasses -o yaml`";
+
+/// The classes a snapshot held, if any.
+fn snapshot_classes(classes: Vec<PriorityClass>) -> Classes {
+    if classes.is_empty() {
+        Classes::Unknown(NO_CLASSES_IN_SNAPSHOT.into())
+    } else {
+        Classes::Known(classes)
+    }
 }
 
 impl Nodes {
@@ -138,14 +154,19 @@ impl Nodes {
             nodes,
             source: Source::Pools(policy.file.clone()),
             usage: false,
+            priority_classes: Classes::Unknown(
+                "the policy's node pools say nothing of them".into(),
+            ),
         }
     }
 
-    /// Live nodes (and, with `usage`, the pods bound to them).
+    /// Live nodes (and, with `usage`, the pods bound to them), and the
+    /// PriorityClasses, or why they could not be listed.
     pub fn from_live(
         server: &str,
         nodes: &[k8s_openapi::api::core::v1::Node],
         pods: Option<&[k8s_openapi::api::core::v1::Pod]>,
+        classes: Result<&[k8s_openapi::api::scheduling::v1::PriorityClass], String>,
     ) -> Nodes {
         let mut out: Vec<Node> = nodes.iter().map(node_of).collect();
         if let Some(pods) = pods {
@@ -155,6 +176,10 @@ impl Nodes {
             nodes: out,
             source: Source::Live(server.to_string()),
             usage: pods.is_some(),
+            priority_classes: match classes {
+                Ok(list) => Classes::Known(list.iter().map(PriorityClass::of).collect()),
+                Err(why) => Classes::Unknown(why),
+            },
         }
     }
 
@@ -164,11 +189,12 @@ impl Nodes {
     pub fn from_snapshot(file: &str, bytes: &[u8], usage: bool) -> Result<Nodes, Vec<Diagnostic>> {
         let text = decode_utf8(file, bytes).map_err(|d| vec![d])?;
         // The fast readers give up on Pods, so usage is then counted below.
-        if let Some(nodes) = super::snapshot::read(text).filter(|n| !n.is_empty()) {
+        if let Some((nodes, classes)) = super::snapshot::read(text).filter(|(n, _)| !n.is_empty()) {
             return Ok(Nodes {
                 nodes,
                 source: Source::Snapshot(file.to_string()),
                 usage,
+                priority_classes: snapshot_classes(classes),
             });
         }
         Nodes::from_tree(file, text, usage)
@@ -190,6 +216,7 @@ impl Nodes {
             file,
             nodes: Vec::new(),
             pods: Vec::new(),
+            classes: Vec::new(),
             errors: Vec::new(),
         };
         for d in &tree.documents {
@@ -214,6 +241,7 @@ impl Nodes {
             nodes,
             source: Source::Snapshot(file.to_string()),
             usage,
+            priority_classes: snapshot_classes(s.classes),
         })
     }
 }
@@ -232,6 +260,7 @@ struct Snapshot<'t, 'a> {
     file: &'t str,
     nodes: Vec<Node>,
     pods: Vec<k8s_openapi::api::core::v1::Pod>,
+    classes: Vec<PriorityClass>,
     errors: Vec<Diagnostic>,
 }
 
@@ -271,7 +300,8 @@ impl Snapshot<'_, '_> {
         match kind.as_str() {
             "Node" => self.node(root),
             "Pod" => self.pod(root),
-            "List" | "NodeList" | "PodList" if top => {
+            "PriorityClass" => self.class(root),
+            "List" | "NodeList" | "PodList" | "PriorityClassList" if top => {
                 if let Some(items) = self.get(root, "items").filter(|&i| self.tree.kind(i) == Kind::Seq) {
                     let items: Vec<NodeId> = self.tree.items(items).collect();
                     for i in items {
@@ -280,7 +310,7 @@ impl Snapshot<'_, '_> {
                 }
             }
             "" => self.err(root, "an object without `kind`: a snapshot holds Nodes (`kubectl get nodes -o yaml`)"),
-            other => self.err(root, format!("a {other}, not a Node: a snapshot holds Nodes (`kubectl get nodes -o yaml`), and Pods for --usage")),
+            other => self.err(root, format!("a {other}, not a Node: a snapshot holds Nodes (`kubectl get nodes -o yaml`), Pods for --usage and PriorityClasses")),
         }
     }
 
@@ -364,6 +394,17 @@ impl Snapshot<'_, '_> {
             effect,
             time_added: None,
         });
+    }
+
+    fn class(&mut self, root: NodeId) {
+        let json = kfsched_yaml::value::node_value(self.tree, root).to_json();
+        match serde_json::from_value::<k8s_openapi::api::scheduling::v1::PriorityClass>(json) {
+            Ok(c) => self.classes.push(PriorityClass::of(&c)),
+            Err(e) => self.err(
+                root,
+                format!("a PriorityClass that does not read as one: {e}"),
+            ),
+        }
     }
 
     fn pod(&mut self, root: NodeId) {

@@ -10,7 +10,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{NodeSelectorTerm, PreferredSchedulingTerm, Toleration};
+use k8s_openapi::api::core::v1::{
+    NodeSelectorTerm, PreferredSchedulingTerm, Toleration, TopologySpreadConstraint,
+};
 use serde_json::{Value as Json, json};
 
 use super::quantity::Quantity;
@@ -64,6 +66,11 @@ pub struct Pod {
     pub priority_class_name: Option<String>,
     /// `preemptionPolicy: Never`.
     pub never_preempts: bool,
+    pub runtime_class_name: Option<String>,
+    pub topology_spread: Vec<TopologySpreadConstraint>,
+    /// Why the API server refuses the pod, when it does (a PriorityClass
+    /// that does not exist).
+    pub refused: Option<String>,
     /// The tolerations the creator or the API server added (not written in
     /// the file): never reported as tolerating nothing.
     pub added_tolerations: usize,
@@ -357,7 +364,24 @@ impl Pod {
         if self.never_preempts {
             spec.insert("preemptionPolicy".into(), json!("Never"));
         }
+        if let Some(r) = &self.runtime_class_name {
+            spec.insert("runtimeClassName".into(), json!(r));
+        }
+        if !self.topology_spread.is_empty() {
+            spec.insert(
+                "topologySpreadConstraints".into(),
+                json!(self.topology_spread),
+            );
+        }
         Json::Object(spec)
+    }
+
+    /// Another scheduler's pod: kube-scheduler schedules only the pods that
+    /// name one of its profiles (`default-scheduler` unless configured).
+    pub fn other_scheduler(&self) -> Option<&str> {
+        self.scheduler_name
+            .as_deref()
+            .filter(|s| *s != crate::merge::DEFAULT_SCHEDULER)
     }
 
     /// The tolerations written in the file or the policy (not the ones the

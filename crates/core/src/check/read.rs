@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
     NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm, Toleration,
+    TopologySpreadConstraint,
 };
 
 use super::pod::{ResourceList, is_extended_resource};
@@ -521,6 +522,60 @@ impl<'t, 'a> Reader<'t, 'a> {
             operator,
             values,
         })
+    }
+
+    /// `topologySpreadConstraints`: the fields the PodTopologySpread
+    /// filter reads, refused as the API server refuses them (a missing or
+    /// empty topologyKey, an unknown whenUnsatisfiable, a maxSkew below 1).
+    pub fn spread<'v>(&mut self, at: At<'v>) -> Vec<TopologySpreadConstraint> {
+        let mut out: Vec<TopologySpreadConstraint> = Vec::new();
+        for item in self.items(at, "topologySpreadConstraints") {
+            if self.kind(item) != Kind::Map {
+                self.error(item, None, "a topology spread constraint must be a map");
+                continue;
+            }
+            let value = match item {
+                At::Node(id) => node_value(self.tree, id),
+                At::Value(v, _) => v.clone(),
+            };
+            let c: TopologySpreadConstraint = match serde_json::from_value(value.to_json()) {
+                Ok(c) => c,
+                Err(e) => {
+                    self.error(
+                        item,
+                        None,
+                        format!("not a valid topology spread constraint: {e}"),
+                    );
+                    continue;
+                }
+            };
+            if c.max_skew < 1 {
+                self.error(
+                    item,
+                    Some("maxSkew"),
+                    format!("Invalid value: {}: must be greater than zero", c.max_skew),
+                );
+            }
+            if c.topology_key.is_empty() {
+                self.error(
+                    item,
+                    Some("topologyKey"),
+                    "Required value: can not be empty",
+                );
+            }
+            if !matches!(
+                c.when_unsatisfiable.as_str(),
+                "DoNotSchedule" | "ScheduleAnyway"
+            ) {
+                self.error(
+                    item,
+                    Some("whenUnsatisfiable"),
+                    format!("Unsupported value: {:?}: supported values: \"DoNotSchedule\", \"ScheduleAnyway\"", c.when_unsatisfiable),
+                );
+            }
+            out.push(c);
+        }
+        out
     }
 
     /// A k8s `affinity`: its node affinity (required terms, preferred

@@ -91,6 +91,14 @@ pub fn describe_nodes(nodes: &Nodes) -> String {
     }
 }
 
+/// Why a pod for another scheduler is not judged.
+pub fn other_scheduler(name: &str) -> String {
+    format!(
+        "its schedulerName is {name:?}: that scheduler places it, and kube-scheduler leaves it alone (it schedules only pods naming its profiles, {})",
+        crate::merge::DEFAULT_SCHEDULER
+    )
+}
+
 /// The text report.
 pub fn text(report: &Report, nodes: &Nodes) -> String {
     let mut out = String::new();
@@ -104,16 +112,46 @@ pub fn text(report: &Report, nodes: &Nodes) -> String {
         component_text(c, nodes, &mut out);
     }
     let total = report.components.len();
-    let failing = report.components.iter().filter(|c| !c.ok()).count();
+    let refused = report
+        .components
+        .iter()
+        .filter(|c| c.pod.refused.is_some())
+        .count();
+    let failing = report.components.iter().filter(|c| !c.ok()).count() - refused;
+    let others = report
+        .components
+        .iter()
+        .filter(|c| c.pod.refused.is_none() && c.pod.other_scheduler().is_some())
+        .count();
     let pooled = matches!(nodes.source, Source::Pools(_));
     out.push_str(&format!("nodes: {}\n", describe_nodes(nodes)));
     let s = |n: usize, one: &'static str, many: &'static str| if n == 1 { one } else { many };
-    let verdict = match (failing, pooled) {
-        (0, false) => "every one fits".to_string(),
-        (0, true) => "each lands in the pools its rules name".to_string(),
-        (n, false) => format!("{n} {} no node", s(n, "fits", "fit")),
-        (n, true) => format!("{n} {} a pool its rules name", s(n, "misses", "miss")),
-    };
+    let mut parts = Vec::new();
+    if failing > 0 {
+        parts.push(if pooled {
+            format!(
+                "{failing} {} a pool its rules name",
+                s(failing, "misses", "miss")
+            )
+        } else {
+            format!("{failing} {} no node", s(failing, "fits", "fit"))
+        });
+    }
+    if refused > 0 {
+        parts.push(format!("{refused} refused by the API server"));
+    }
+    if parts.is_empty() {
+        let judged = if others > 0 { " judged" } else { "" };
+        parts.push(if pooled {
+            format!("each{judged} lands in the pools its rules name")
+        } else {
+            format!("every one{judged} fits")
+        });
+    }
+    if others > 0 {
+        parts.push(format!("{others} not judged (another scheduler places it)"));
+    }
+    let verdict = parts.join("; ");
     out.push_str(&format!(
         "{total} component{}: {verdict}\n",
         s(total, "", "s")
@@ -131,7 +169,25 @@ fn component_text(c: &ComponentCheck, nodes: &Nodes, out: &mut String) {
     } else {
         "node"
     };
-    if c.pool_check && c.pools.is_empty() {
+    if let Some(r) = &c.pod.refused {
+        out.push_str(&format!("  {}: {r}\n", c.label));
+    } else if let Some(s) = c.pod.other_scheduler() {
+        out.push_str(&format!(
+            "  {}: not judged: {}\n",
+            c.label,
+            other_scheduler(s)
+        ));
+        out.push_str(&format!(
+            "      kube-scheduler's filters would fit {} of {} {what}s{}\n",
+            v.fits.len(),
+            nodes.nodes.len(),
+            if v.fits.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", list_some(&names(&v.fits), SHOWN))
+            }
+        ));
+    } else if c.pool_check && c.pools.is_empty() {
         out.push_str(&format!("  {}: no rule puts it in a pool\n", c.label));
     } else if v.fits.is_empty() {
         out.push_str(&format!("  {}: fits no {what}\n", c.label));
@@ -308,6 +364,8 @@ fn component_json(c: &ComponentCheck, nodes: &Nodes, with_nodes: bool) -> Json {
         "requests": requests,
         "pools": pools,
         "warnings": c.warnings,
+        "judged": c.pod.other_scheduler().is_none(),
+        "refused": c.pod.refused,
         "notJudged": c.pod.unjudged,
         "pod": {"spec": c.pod.spec_json()},
     })

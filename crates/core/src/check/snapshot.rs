@@ -10,6 +10,7 @@
 //!   other key's lines, while [`kfsched_yaml::quick`] checks the whole
 //!   text's syntax beside it.
 //!
+//! Both read PriorityClasses too (`kubectl get nodes,priorityclasses`).
 //! Either gives up (`None`) on anything it does not expect: a flow
 //! collection or block scalar where it reads, a Pod, a value that does not
 //! parse. The caller then reads the snapshot with the full parser, which
@@ -20,11 +21,15 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Taint;
 use serde::Deserialize;
 
+use super::classes::PriorityClass;
 use super::node::{Allocatable, Node};
 use super::quantity::Quantity;
 
+/// What a fast reader read: the nodes and the PriorityClasses.
+pub(super) type Read = (Vec<Node>, Vec<PriorityClass>);
+
 /// Nodes read by a fast reader, or `None` to read the snapshot fully.
-pub(super) fn read(text: &str) -> Option<Vec<Node>> {
+pub(super) fn read(text: &str) -> Option<Read> {
     let body = text.trim_start_matches('\u{feff}').trim_start();
     if body.starts_with('{') {
         return json(body);
@@ -45,6 +50,12 @@ struct Obj {
     status: Status,
     #[serde(default)]
     items: Vec<Obj>,
+    /// A PriorityClass's fields.
+    value: Option<i32>,
+    #[serde(default, rename = "globalDefault")]
+    global_default: bool,
+    #[serde(rename = "preemptionPolicy")]
+    preemption_policy: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -68,7 +79,7 @@ struct Status {
     allocatable: BTreeMap<String, String>,
 }
 
-fn json(text: &str) -> Option<Vec<Node>> {
+fn json(text: &str) -> Option<Read> {
     let root: Obj = serde_json::from_str(text).ok()?;
     let objs = match root.kind.as_str() {
         "List" | "NodeList" => root.items,
@@ -76,19 +87,26 @@ fn json(text: &str) -> Option<Vec<Node>> {
         _ => return None,
     };
     let mut nodes = Vec::with_capacity(objs.len());
+    let mut classes = Vec::new();
     for o in objs {
-        if o.kind != "Node" {
-            return None;
+        match o.kind.as_str() {
+            "Node" => nodes.push(node(
+                o.metadata.name?,
+                o.metadata.labels,
+                o.spec.taints,
+                o.spec.unschedulable,
+                &o.status.allocatable,
+            )?),
+            "PriorityClass" => classes.push(PriorityClass {
+                name: o.metadata.name?,
+                value: o.value?,
+                global_default: o.global_default,
+                never_preempts: o.preemption_policy.as_deref() == Some("Never"),
+            }),
+            _ => return None,
         }
-        nodes.push(node(
-            o.metadata.name?,
-            o.metadata.labels,
-            o.spec.taints,
-            o.spec.unschedulable,
-            &o.status.allocatable,
-        )?);
     }
-    Some(nodes)
+    Some((nodes, classes))
 }
 
 /// A node from its parts; `None` when a part would be an error.
@@ -157,8 +175,10 @@ impl Path {
     fn reads(self, key: &str) -> bool {
         matches!(
             (self, key),
-            (Path::Root | Path::Item, "kind")
-                | (Path::Meta, "name")
+            (
+                Path::Root | Path::Item,
+                "kind" | "value" | "globalDefault" | "preemptionPolicy"
+            ) | (Path::Meta, "name")
                 | (Path::Labels | Path::Alloc, _)
                 | (Path::Spec, "unschedulable")
                 | (Path::Taint, "key" | "value" | "effect")
@@ -182,6 +202,10 @@ struct Object {
     taints: Vec<Taint>,
     unschedulable: bool,
     alloc: BTreeMap<String, String>,
+    /// A PriorityClass's `value`, `globalDefault` and `preemptionPolicy`.
+    value: Option<String>,
+    global_default: Option<String>,
+    preemption_policy: Option<String>,
 }
 
 /// The line-by-line reader for kubectl's block YAML.
@@ -195,6 +219,7 @@ struct Scan {
     root: Object,
     item: Option<Object>,
     nodes: Vec<Node>,
+    classes: Vec<PriorityClass>,
 }
 
 /// A scalar as written after `key: `; `None` for what is not read here
@@ -233,11 +258,23 @@ impl Scan {
     }
 
     fn push(&mut self, o: Object) -> Option<()> {
-        if o.kind.as_deref() != Some("Node") {
-            return None;
+        match o.kind.as_deref() {
+            Some("Node") => {
+                let n = node(o.name?, o.labels, o.taints, o.unschedulable, &o.alloc)?;
+                self.nodes.push(n);
+            }
+            Some("PriorityClass") => self.classes.push(PriorityClass {
+                name: o.name?,
+                value: o.value?.parse().ok()?,
+                global_default: match o.global_default.as_deref() {
+                    None | Some("false") => false,
+                    Some("true") => true,
+                    Some(_) => return None,
+                },
+                never_preempts: o.preemption_policy.as_deref() == Some("Never"),
+            }),
+            _ => return None,
         }
-        let n = node(o.name?, o.labels, o.taints, o.unschedulable, &o.alloc)?;
-        self.nodes.push(n);
         Some(())
     }
 
@@ -246,8 +283,8 @@ impl Scan {
         self.end_item()?;
         let root = std::mem::take(&mut self.root);
         match root.kind.as_deref() {
-            Some("List" | "NodeList") => {}
-            Some("Node") => self.push(root)?,
+            Some("List" | "NodeList" | "PriorityClassList") => {}
+            Some("Node" | "PriorityClass") => self.push(root)?,
             None if self.frames.is_empty() => {}
             _ => return None,
         }
@@ -392,7 +429,12 @@ impl Scan {
                     _ => t.effect = v,
                 }
             }
-            _ => o.kind = Some(v),
+            _ => match key {
+                "value" => o.value = Some(v),
+                "globalDefault" => o.global_default = Some(v),
+                "preemptionPolicy" => o.preemption_policy = Some(v),
+                _ => o.kind = Some(v),
+            },
         }
         Some(())
     }
@@ -403,7 +445,7 @@ impl Scan {
     }
 }
 
-fn yaml(text: &str) -> Option<Vec<Node>> {
+fn yaml(text: &str) -> Option<Read> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut scan = Scan::default();
     for line in text.split('\n') {
@@ -413,7 +455,7 @@ fn yaml(text: &str) -> Option<Vec<Node>> {
         return None;
     }
     scan.end_document()?;
-    Some(scan.nodes)
+    Some((scan.nodes, scan.classes))
 }
 
 #[cfg(test)]
@@ -424,9 +466,52 @@ mod tests {
     /// The fast readers agree with the full parser, or give up.
     fn same_as_full(text: &str) {
         let full = Nodes::from_tree_only("t.yaml", text).expect("the full reader reads it");
-        let fast = read(text).expect("the fast reader reads it");
+        let (fast, classes) = read(text).expect("the fast reader reads it");
         let show = |ns: &[Node]| -> Vec<String> { ns.iter().map(|n| format!("{n:?}")).collect() };
         assert_eq!(show(&fast), show(&full.nodes), "{text}");
+        let fast_classes = if classes.is_empty() {
+            full.priority_classes.clone()
+        } else {
+            crate::check::Classes::Known(classes)
+        };
+        assert_eq!(fast_classes, full.priority_classes, "{text}");
+    }
+
+    /// `kubectl get nodes,priorityclasses -o yaml|json`: the classes are read
+    /// alike by every reader.
+    #[test]
+    fn priority_classes_read_alike() {
+        let yaml = "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: a\n  status:\n    allocatable:\n      pods: \"110\"\n- apiVersion: scheduling.k8s.io/v1\n  description: Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.\n  kind: PriorityClass\n  metadata:\n    creationTimestamp: \"2026-12-04T17:20:01Z\"\n    generation: 1\n    name: system-cluster-critical\n    resourceVersion: \"80\"\n    uid: 4d6bd2f4-8cc8-4d34-a16c-f5e0cbf5da39\n  preemptionPolicy: PreemptLowerPriority\n  value: 2000000000\n- apiVersion: scheduling.k8s.io/v1\n  globalDefault: true\n  kind: PriorityClass\n  metadata:\n    name: batch\n  preemptionPolicy: Never\n  value: 100\nkind: List\nmetadata:\n  resourceVersion: \"\"\n";
+        same_as_full(yaml);
+        let (_, classes) = read(yaml).expect("read fast");
+        assert_eq!(
+            classes,
+            [
+                PriorityClass {
+                    name: "system-cluster-critical".into(),
+                    value: 2_000_000_000,
+                    global_default: false,
+                    never_preempts: false,
+                },
+                PriorityClass {
+                    name: "batch".into(),
+                    value: 100,
+                    global_default: true,
+                    never_preempts: true,
+                },
+            ]
+        );
+        let json = r#"{"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}, "status": {"allocatable": {"pods": "110"}}},
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "batch"}, "value": 100, "globalDefault": true, "preemptionPolicy": "Never"}
+        ]}"#;
+        same_as_full(json);
+        let only_nodes = "kind: Node\nmetadata:\n  name: a\n";
+        let n = Nodes::from_tree_only("t.yaml", only_nodes).expect("reads");
+        assert!(matches!(
+            n.priority_classes,
+            crate::check::Classes::Unknown(_)
+        ));
     }
 
     const KUBECTL: &str = r#"apiVersion: v1

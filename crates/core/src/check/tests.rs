@@ -372,3 +372,70 @@ fn what_the_api_server_refuses_is_bad_input_with_its_place() {
         "{e:?}"
     );
 }
+
+/// kube-scheduler's PodTopologySpread filter for a component's first pod:
+/// only a DoNotSchedule constraint's missing topologyKey label refuses a
+/// node; an Argo template's podSpecPatch carries the constraints and the
+/// runtime class.
+#[test]
+fn the_first_pod_of_a_spread_fails_only_nodes_without_the_topology_label() {
+    use super::node::{Node, Nodes, Source};
+    let node = |name: &str, zone: Option<&str>| Node {
+        name: name.into(),
+        labels: zone
+            .map(|z| ("topology.kubernetes.io/zone".to_string(), z.to_string()))
+            .into_iter()
+            .collect(),
+        ..Node::default()
+    };
+    let nodes = Nodes {
+        nodes: vec![
+            node("a", Some("z1")),
+            node("b", None),
+            node("c", Some("z1")),
+        ],
+        source: Source::Snapshot("s.yaml".into()),
+        usage: false,
+        priority_classes: super::Classes::Unknown("none".into()),
+    };
+    let argo = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: w}\nspec:\n  entrypoint: t\n  templates:\n  - name: t\n    podSpecPatch: '{\"runtimeClassName\": \"gvisor\", \"topologySpreadConstraints\": [{\"maxSkew\": 1, \"topologyKey\": \"topology.kubernetes.io/zone\", \"whenUnsatisfiable\": \"DoNotSchedule\"}, {\"maxSkew\": 1, \"topologyKey\": \"rack\", \"whenUnsatisfiable\": \"ScheduleAnyway\"}]}'\n    container: {image: busybox}\n";
+    let mut p = one(argo);
+    assert_eq!(p.runtime_class_name.as_deref(), Some("gvisor"));
+    assert_eq!(p.topology_spread.len(), 2);
+    p.admit();
+    let v = super::evaluate(&p, &nodes);
+    let fits: Vec<&str> = v
+        .fits
+        .iter()
+        .map(|&i| nodes.nodes[i].name.as_str())
+        .collect();
+    assert_eq!(
+        fits,
+        ["a", "c"],
+        "the ScheduleAnyway key (rack) is on no node, and refuses none"
+    );
+    p.topology_spread[0].topology_key = "rack".into();
+    let v = super::evaluate(&p, &nodes);
+    assert!(v.fits.is_empty());
+    assert_eq!(
+        v.message.as_deref(),
+        Some(
+            "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints (missing required label). no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        )
+    );
+}
+
+#[test]
+fn spread_constraints_the_api_server_refuses_are_errors() {
+    let e = errors(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n  topologySpreadConstraints:\n  - {maxSkew: 0, topologyKey: '', whenUnsatisfiable: Always}\n",
+    );
+    assert_eq!(
+        e,
+        [
+            "t.yaml:7:15: spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+            "t.yaml:7:31: spec.topologySpreadConstraints[0].topologyKey: Required value: can not be empty",
+            "t.yaml:7:54: spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: \"Always\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"",
+        ]
+    );
+}

@@ -78,10 +78,14 @@ pub(super) fn pod_spec<'v>(r: &mut Reader, spec: At<'v>, pod: &mut Pod) {
         ("nodeName", &mut pod.node_name),
         ("schedulerName", &mut pod.scheduler_name),
         ("priorityClassName", &mut pod.priority_class_name),
+        ("runtimeClassName", &mut pod.runtime_class_name),
     ] {
         if let Some(v) = r.string_field(spec, key, Shape::K8s) {
             *slot = Some(v);
         }
+    }
+    if let Some(t) = r.get(spec, "topologySpreadConstraints") {
+        pod.topology_spread = r.spread(t);
     }
     if let Some(p) = r.int_field(spec, "priority", Shape::K8s) {
         pod.priority = i32::try_from(p).ok();
@@ -110,11 +114,6 @@ fn note_unjudged<'v>(r: &mut Reader, spec: At<'v>, pod: &mut Pod) {
         {
             notes.push("persistent volumes: where a claim's volume can be used (VolumeBinding, VolumeZone) is not judged");
         }
-    }
-    if r.get(spec, "topologySpreadConstraints").is_some() {
-        notes.push(
-            "topologySpreadConstraints depend on the pods running at the time and are not judged",
-        );
     }
     if r.get(spec, "resourceClaims").is_some() {
         notes.push("resourceClaims (dynamic resource allocation) are not judged");

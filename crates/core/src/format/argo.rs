@@ -9,11 +9,12 @@
 
 use std::collections::HashMap;
 
-use super::podspec::{metadata_edits, pod_field_edits, read_affinity};
+use super::pod_spec_patch;
+use super::podspec::{metadata_edits, name_edits, pod_field_edits, read_affinity};
 use super::{
     Change, Component, Place, Skipped, alias_refusal, field, field_no_alias, field_str, push_unique,
 };
-use crate::scheduling::{Sched, tol_from_raw};
+use crate::scheduling::{Changed, Sched, tol_from_raw};
 use kfsched_yaml::edit::{Edit, Flavor, Placement};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
 use kfsched_yaml::value::{Value, effective_value};
@@ -28,7 +29,9 @@ pub const KINDS: &[&str] = &[
 const POD_TYPES: &[&str] = &["container", "script", "resource", "containerSet", "data"];
 const SCHEDULING: &[&str] = &["tolerations", "nodeSelector", "affinity"];
 
-/// The key order kfp 1.8 writes a template in (`_op_to_template`).
+/// The key order kfp 1.8 writes a template in (`_op_to_template`), then
+/// the keys kfsched writes that kfp 1.8 never does, after all of its own:
+/// whatever the order of the runs that add them, they end up in this order.
 pub const KFP_V1_TEMPLATE_ORDER: &[&str] = &[
     "name",
     "parallelism",
@@ -50,6 +53,8 @@ pub const KFP_V1_TEMPLATE_ORDER: &[&str] = &[
     "sidecars",
     "volumes",
     "podSpecPatch",
+    "priorityClassName",
+    "schedulerName",
 ];
 
 /// One Argo workflow-like document.
@@ -196,6 +201,7 @@ impl Workflow {
                 pipelines: self.name.iter().cloned().collect(),
                 names,
                 images: images_of(tree, t),
+                task_path: None,
                 label: format!("template {tname:?} ({kind_key})"),
                 place: Place::Argo {
                     template: t,
@@ -248,6 +254,7 @@ impl Workflow {
                     pipelines: self.name.iter().cloned().collect(),
                     names,
                     images: images_of(tree, inline),
+                    task_path: None,
                     label: format!(
                         "inline template of {role} {cname:?} in template {tname:?} ({kind_key})"
                     ),
@@ -291,6 +298,26 @@ impl Workflow {
         if let Some(a) = affinity {
             read_affinity(&a, &mut s);
         }
+        // Argo: the template's when set, else the workflow's.
+        for (slot, key, wf_key) in [
+            (
+                &mut s.priority_class_name,
+                "priorityClassName",
+                "podPriorityClassName",
+            ),
+            (&mut s.scheduler_name, "schedulerName", "schedulerName"),
+        ] {
+            *slot = own(key)
+                .filter(|v| !v.is_empty_or_null())
+                .or_else(|| wf(wf_key).filter(|v| !v.is_empty_or_null()));
+        }
+        pod_spec_patch::read(
+            tree,
+            self.spec
+                .and_then(|sp| field(tree, sp, pod_spec_patch::KEY)),
+            field(tree, template, pod_spec_patch::KEY),
+            &mut s,
+        );
         if let Some(md) = metadata.then(|| own("metadata")).flatten() {
             if let Some(Value::Map(l)) = md.get("labels") {
                 s.labels = l.clone();
@@ -326,12 +353,54 @@ impl Workflow {
                     .and_then(|sp| field(tree, sp, "affinity"))
                     .map(|n| effective_value(tree, n))
             };
+            // kfp 1.8's keys, then the patch it writes last, then the two
+            // names it never writes.
             edits.extend(pod_field_edits(tree, template, ch, base, v1, &placement));
+            edits.extend(pod_spec_patch::edit(tree, template, ch, &placement));
+            edits.extend(name_edits(tree, template, ch, &placement));
             if c.labels || c.annotations {
                 edits.extend(metadata_edits(tree, template, ch, v1, &placement));
             }
         }
         edits
+    }
+}
+
+impl Workflow {
+    /// Why a change cannot be written to `template`, when it cannot: a
+    /// field that `spec.templateDefaults` sets (which Argo merges in
+    /// differently across versions), or a podSpecPatch kfsched cannot add to.
+    pub(crate) fn write_refusal(
+        &self,
+        tree: &Tree,
+        template: NodeId,
+        c: Changed,
+    ) -> Option<(NodeId, String)> {
+        let mut keys = Vec::new();
+        if c.priority_class_name {
+            keys.push("priorityClassName");
+        }
+        if c.scheduler_name {
+            keys.push("schedulerName");
+        }
+        let patched = pod_spec_patch::fields_of(c);
+        if !patched.is_empty() {
+            keys.push(pod_spec_patch::KEY);
+        }
+        if let Some(td) = self.spec.and_then(|s| field(tree, s, "templateDefaults")) {
+            if let Some(k) = keys.iter().find(|k| field(tree, td, k).is_some()) {
+                return Some((
+                    field(tree, td, k).unwrap_or(td),
+                    format!(
+                        "spec.templateDefaults sets {k}, which Argo merges into every template differently across versions; move it onto the templates before using kfsched"
+                    ),
+                ));
+            }
+        }
+        if patched.is_empty() {
+            return None;
+        }
+        pod_spec_patch::refusal(tree, self.spec, template, &patched)
     }
 }
 

@@ -6,6 +6,7 @@ pub mod argo;
 pub mod kfp_v2;
 mod object;
 pub mod pipeline_version;
+mod pod_spec_patch;
 mod podspec;
 mod view;
 
@@ -33,6 +34,9 @@ pub struct Component {
     pub names: Vec<String>,
     /// Main container images.
     pub images: Vec<String>,
+    /// A KFP v2 task's path from the root DAG (`outer/train`): with the
+    /// pipeline name, what identifies its pods at admission.
+    pub task_path: Option<String>,
     /// How messages name it: `task "train" (root/train)`.
     pub label: String,
     /// Where its scheduling lives.
@@ -189,6 +193,23 @@ impl Doc {
         match self {
             Doc::KfpV2(_) => SchedTarget::KfpV2Executor,
             _ => SchedTarget::Kubernetes,
+        }
+    }
+
+    /// Why a change cannot be written to a component, when it cannot (the
+    /// node the problem is at, and what to do): an Argo template's
+    /// podSpecPatch that kfsched cannot add to.
+    pub(crate) fn write_refusal(
+        &self,
+        tree: &Tree,
+        c: &Component,
+        changed: Changed,
+    ) -> Option<(NodeId, String)> {
+        match (self, &c.place) {
+            (Doc::Argo(w), Place::Argo { template, .. }) => {
+                w.write_refusal(tree, *template, changed)
+            }
+            _ => None,
         }
     }
 

@@ -1,10 +1,13 @@
 //! The pod-spec fields every Kubernetes-shaped format writes alike (an Argo
 //! template and a workload's pod template): `nodeSelector`, `tolerations`,
-//! `affinity` and the pod's `metadata`, read into and written from a
-//! component's scheduling.
+//! `affinity`, the priority class, scheduler and runtime class names,
+//! `topologySpreadConstraints` and the pod's `metadata`, read into and
+//! written from a component's scheduling.
 
 use super::{Change, field, field_own};
-use crate::scheduling::{Changed, Sched, Term, opaque, pref_from_k8s, term_from_raw};
+use crate::scheduling::{
+    Changed, Sched, Term, opaque, pref_from_k8s, spread_from_raw, term_from_raw,
+};
 use kfsched_yaml::edit::{Edit, Placement};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
 use kfsched_yaml::value::{Value, effective_value};
@@ -63,6 +66,73 @@ pub(crate) fn pod_field_edits(
         set("affinity", affinity_value(affinity_base, &ch.after, c, v1));
     }
     edits
+}
+
+/// Edits that write a changed `priorityClassName` and `schedulerName` into
+/// `holder`, a pod spec or an Argo template (which has both fields).
+pub(crate) fn name_edits(
+    tree: &Tree,
+    holder: NodeId,
+    ch: &Change,
+    placement: &Placement,
+) -> Vec<Edit> {
+    let c = ch.changed;
+    let names = [
+        (
+            "priorityClassName",
+            c.priority_class_name,
+            &ch.after.priority_class_name,
+        ),
+        ("schedulerName", c.scheduler_name, &ch.after.scheduler_name),
+    ];
+    names
+        .into_iter()
+        .filter_map(|(key, on, v)| {
+            let v = v.as_ref().filter(|_| on)?.clone();
+            Some(match tree.get_value(holder, key) {
+                Some(node) => Edit::Reconcile {
+                    node,
+                    desired: v,
+                    placement: Placement::AsDesired,
+                },
+                None => Edit::Insert {
+                    map: holder,
+                    key: key.to_string(),
+                    value: v,
+                    placement: placement.clone(),
+                },
+            })
+        })
+        .collect()
+}
+
+/// `runtimeClassName` and `topologySpreadConstraints` as a change sets
+/// them (an Argo template has no such fields: they go in its podSpecPatch).
+pub(crate) fn spec_only_fields(ch: &Change) -> Vec<(&'static str, Value)> {
+    let (c, a) = (ch.changed, &ch.after);
+    let mut out = Vec::new();
+    if let (true, Some(v)) = (c.runtime_class_name, &a.runtime_class_name) {
+        out.push(("runtimeClassName", v.clone()));
+    }
+    if c.topology_spread {
+        out.push((
+            "topologySpreadConstraints",
+            Value::Seq(a.topology_spread.iter().map(|t| t.raw.clone()).collect()),
+        ));
+    }
+    out
+}
+
+/// Reads the pod-spec fields beside affinity (`own` gives a field's value).
+pub(crate) fn read_pod_fields(own: impl Fn(&str) -> Option<Value>, s: &mut Sched) {
+    let name = |k: &str| own(k).filter(|v| !v.is_empty_or_null());
+    s.priority_class_name = name("priorityClassName");
+    s.scheduler_name = name("schedulerName");
+    s.runtime_class_name = name("runtimeClassName");
+    s.priority = own("priority");
+    if let Some(Value::Seq(items)) = own("topologySpreadConstraints") {
+        s.topology_spread = items.iter().map(spread_from_raw).collect();
+    }
 }
 
 /// Edits for pod labels and annotations in a template's (or pod template's)

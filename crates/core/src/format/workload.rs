@@ -3,7 +3,9 @@
 //! workload's `metadata.name`.
 
 use super::object::controller;
-use super::podspec::{metadata_edits, pod_field_edits, read_affinity};
+use super::podspec::{
+    metadata_edits, name_edits, pod_field_edits, read_affinity, read_pod_fields, spec_only_fields,
+};
 use super::{Change, Component, Place, field, field_no_alias, field_str};
 use crate::scheduling::{Sched, tol_from_raw};
 use kfsched_yaml::edit::{Edit, Flavor, Placement};
@@ -95,6 +97,7 @@ impl Workload {
                     vec![name.clone()]
                 },
                 images,
+                task_path: None,
                 label: format!("{kind} {name:?}"),
                 place: Place::Workload(PodTemplate { template, spec }),
             },
@@ -115,6 +118,7 @@ pub fn read(tree: &Tree, pt: &PodTemplate, metadata: bool) -> Sched {
     if let Some(a) = own("affinity") {
         read_affinity(&a, &mut s);
     }
+    read_pod_fields(own, &mut s);
     let md = field(tree, pt.template, "metadata").filter(|_| metadata);
     if let Some(md) = md.map(|n| effective_value(tree, n)) {
         if let Some(Value::Map(l)) = md.get("labels") {
@@ -135,6 +139,22 @@ pub fn write(tree: &Tree, pt: &PodTemplate, _flavor: Flavor, ch: &Change) -> Vec
         field(tree, pt.spec, "affinity").map(|n| effective_value(tree, n))
     };
     let mut edits = pod_field_edits(tree, pt.spec, ch, base, false, &Placement::End);
+    edits.extend(name_edits(tree, pt.spec, ch, &Placement::End));
+    for (key, desired) in spec_only_fields(ch) {
+        edits.push(match tree.get_value(pt.spec, key) {
+            Some(node) => Edit::Reconcile {
+                node,
+                desired,
+                placement: Placement::AsDesired,
+            },
+            None => Edit::Insert {
+                map: pt.spec,
+                key: key.into(),
+                value: desired,
+                placement: Placement::End,
+            },
+        });
+    }
     if c.labels || c.annotations {
         edits.extend(metadata_edits(
             tree,

@@ -11,6 +11,7 @@
 mod affinity;
 mod annotations;
 mod metadata;
+mod pod_spec;
 pub mod schema;
 mod selector;
 #[cfg(test)]
@@ -23,7 +24,7 @@ use std::path::Path;
 
 use k8s_openapi::api::core::v1::{
     NodeSelectorTerm, PodAffinityTerm, PreferredSchedulingTerm, Taint, Toleration,
-    WeightedPodAffinityTerm,
+    TopologySpreadConstraint, WeightedPodAffinityTerm,
 };
 
 use crate::diag::{Diagnostic, decode_utf8};
@@ -49,6 +50,11 @@ pub struct Policy {
     /// labels and annotations, preferred values that never match, pod
     /// affinity terms without a selector), in file order.
     pub warnings: Vec<Diagnostic>,
+    /// What is valid but probably not meant, which `validate` says and
+    /// the other commands do not repeat on every run: no `metadata.name`
+    /// (the node commands need it), a policy that holds nothing, a pool
+    /// that selects no node.
+    pub advice: Vec<Diagnostic>,
     locs: Locations,
 }
 
@@ -92,10 +98,19 @@ pub struct Rule {
     pub pod_anti_affinity_preferred: Vec<WeightedPodAffinityTerm>,
     pub pod_labels: Vec<(String, String)>,
     pub pod_annotations: Vec<(String, String)>,
+    /// The pod's `priorityClassName`, `schedulerName` and
+    /// `runtimeClassName`: each replaces a different value.
+    pub priority_class_name: Option<String>,
+    pub scheduler_name: Option<String>,
+    pub runtime_class_name: Option<String>,
+    /// Appended unless one with the same topologyKey and
+    /// whenUnsatisfiable is there.
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     /// Whether the rule names these fields (for `strategy: replace`).
     pub names_tolerations: bool,
     pub names_node_selector: bool,
     pub names_affinity: bool,
+    pub names_topology_spread: bool,
     /// `tolerations` as entries of each file shape (see [`Rule::tolerations_as`]).
     tolerations_by_shape: [Vec<Tol>; 2],
 }
@@ -106,6 +121,32 @@ impl Rule {
             && self.pod_affinity_preferred.is_empty()
             && self.pod_anti_affinity_required.is_empty()
             && self.pod_anti_affinity_preferred.is_empty())
+    }
+
+    /// Whether the rule sets a field that KFP v2's platform spec cannot
+    /// carry (pod affinity aside): these reach KFP v2 pods only at admission.
+    pub(crate) fn kfp_v2_cannot_carry(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.priority_class_name.is_some() {
+            out.push("priorityClassName");
+        }
+        if self.scheduler_name.is_some() {
+            out.push("schedulerName");
+        }
+        if self.runtime_class_name.is_some() {
+            out.push("runtimeClassName");
+        }
+        if !self.topology_spread_constraints.is_empty() {
+            out.push("topologySpreadConstraints");
+        }
+        out
+    }
+
+    /// Whether the rule can select a component of a file: its `podRoles`
+    /// reach executors. One that reaches only drivers or importers acts at
+    /// admission only, and matching nothing in files is what it should do.
+    pub fn reaches_files(&self) -> bool {
+        self.matcher.reaches(crate::matching::PodRole::Executor)
     }
 
     pub(crate) fn has_required(&self) -> bool {
@@ -148,6 +189,20 @@ impl std::fmt::Display for PolicyErrors {
 impl std::error::Error for PolicyErrors {}
 
 impl Policy {
+    /// A policy with no rules and no pools: running it changes nothing and
+    /// reports every component (`explain` without a policy, `init`).
+    pub fn empty(file: &str) -> Policy {
+        Policy {
+            file: file.to_string(),
+            name: String::new(),
+            pools: Vec::new(),
+            rules: Vec::new(),
+            warnings: Vec::new(),
+            advice: Vec::new(),
+            locs: Locations::default(),
+        }
+    }
+
     /// Reads and validates a policy file.
     pub fn load(path: &Path) -> Result<Policy, PolicyErrors> {
         let file = path.display().to_string();

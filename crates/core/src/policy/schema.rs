@@ -223,12 +223,55 @@ pub const AFFINITY: &[Field] = &[
     f(
         "podAffinity",
         Shape::Object(POD_AFFINITY),
-        "core/v1 PodAffinity (not for KFP v2 tasks).",
+        "core/v1 PodAffinity (not in KFP v2 files: export admission sets it there).",
     ),
     f(
         "podAntiAffinity",
         Shape::Object(POD_AFFINITY),
-        "core/v1 PodAntiAffinity (not for KFP v2 tasks).",
+        "core/v1 PodAntiAffinity (not in KFP v2 files: export admission sets it there).",
+    ),
+];
+
+pub const TOPOLOGY_SPREAD_CONSTRAINT: &[Field] = &[
+    req(
+        "maxSkew",
+        Shape::IntIn(1, i32::MAX as i64),
+        "How unevenly matching pods may spread: at least 1.",
+    ),
+    req(
+        "topologyKey",
+        Shape::Str,
+        "Node label whose values are the domains (zone, hostname, ...).",
+    ),
+    req(
+        "whenUnsatisfiable",
+        Shape::OneOf(&["DoNotSchedule", "ScheduleAnyway"]),
+        "DoNotSchedule (a filter) or ScheduleAnyway (a preference).",
+    ),
+    f(
+        "labelSelector",
+        Shape::Object(LABEL_SELECTOR),
+        "The pods counted in each domain.",
+    ),
+    f(
+        "minDomains",
+        Shape::IntIn(1, i32::MAX as i64),
+        "With DoNotSchedule: fewer eligible domains count as a global minimum of 0.",
+    ),
+    f(
+        "nodeAffinityPolicy",
+        Shape::OneOf(&["Honor", "Ignore"]),
+        "Whether the pod's node affinity limits the domains: Honor (default) or Ignore.",
+    ),
+    f(
+        "nodeTaintsPolicy",
+        Shape::OneOf(&["Honor", "Ignore"]),
+        "Whether untolerated taints limit the domains: Honor or Ignore (default).",
+    ),
+    f(
+        "matchLabelKeys",
+        Shape::StrList,
+        "Pod label keys whose values are added to labelSelector.",
     ),
 ];
 
@@ -318,6 +361,26 @@ pub const RULE: &[Field] = &[
         "Node labels the pod requires.",
     ),
     f("affinity", Shape::Object(AFFINITY), "core/v1 Affinity."),
+    f(
+        "priorityClassName",
+        Shape::Str,
+        "The pod's PriorityClass (not in KFP v2 files: export admission sets it there).",
+    ),
+    f(
+        "schedulerName",
+        Shape::Str,
+        "The scheduler that places the pod (not in KFP v2 files: export admission sets it there).",
+    ),
+    f(
+        "runtimeClassName",
+        Shape::Str,
+        "The pod's RuntimeClass (not in KFP v2 files: export admission sets it there).",
+    ),
+    f(
+        "topologySpreadConstraints",
+        Shape::List(&Shape::Object(TOPOLOGY_SPREAD_CONSTRAINT)),
+        "core/v1 TopologySpreadConstraints (not in KFP v2 files: export admission sets them there).",
+    ),
     f("podLabels", Shape::StrMap, "Labels for the pod."),
     f("podAnnotations", Shape::StrMap, "Annotations for the pod."),
     f(
@@ -761,9 +824,16 @@ fn belongs(key: &str) -> Option<&'static str> {
         "names" | "images" | "pipelines" | "kinds" | "podRoles" => {
             "under a rule's `match:` or `exclude:`"
         }
-        "tolerations" | "affinity" | "pool" | "podLabels" | "podAnnotations" | "strategy" => {
-            "on a rule (an item of `spec.rules`), beside `match:`"
-        }
+        "tolerations"
+        | "affinity"
+        | "pool"
+        | "podLabels"
+        | "podAnnotations"
+        | "strategy"
+        | "priorityClassName"
+        | "schedulerName"
+        | "runtimeClassName"
+        | "topologySpreadConstraints" => "on a rule (an item of `spec.rules`), beside `match:`",
         "nodes" | "taints" => "on a node pool (an item of `spec.nodePools`)",
         "rules" | "nodePools" => "under `spec:`",
         _ => return None,

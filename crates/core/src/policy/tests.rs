@@ -114,6 +114,56 @@ fn values_of_the_wrong_type_are_one_error_not_also_missing_values() {
     );
 }
 
+/// A pool without labels and taints gives its rules nothing to set: that is
+/// said at the pool, naming every rule that only names it; a rule that sets
+/// something of its own is fine.
+#[test]
+fn a_pool_with_nothing_to_give_is_told_at_the_pool() {
+    let err = load(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  nodePools:\n  - {name: gpu, nodes: [a]}\n  rules:\n  - {name: r, pool: gpu}\n  - {name: s, pool: gpu}\n  - {name: t, pool: gpu, nodeSelector: {a: b}}\n",
+        )
+        .unwrap_err();
+    let msgs: Vec<String> = err.0.iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        msgs,
+        [
+            "p.yaml:5:5: spec.nodePools[0]: node pool \"gpu\" has no labels and no taints, so the rules that only name it set nothing (\"r\" at line 7, \"s\" at line 8): give the pool labels or taints (its rules then require the labels and tolerate the taints), or give the rules tolerations, nodeSelector or affinity"
+        ]
+    );
+}
+
+/// What `validate` adds about a valid policy: no name, nothing in it, a
+/// pool that selects no node; none of it for a complete policy.
+#[test]
+fn advice_for_a_valid_policy() {
+    let p = load("apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec: {}\n").unwrap();
+    let msgs: Vec<String> = p.advice.iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        msgs,
+        [
+            "p.yaml:1:1: no metadata.name: node apply and node diff record what they add under the policy's name and refuse to run without one (the offline commands do not need it)",
+            "p.yaml:3:7: spec: the policy has no rules and no node pools: it changes nothing; add rules (spec.rules) or node pools (spec.nodePools)",
+        ]
+    );
+    assert!(p.warnings.is_empty());
+    let p = load(
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: x}\nspec:\n  nodePools:\n  - {name: gpu, labels: {a: b}}\n",
+    )
+    .unwrap();
+    let msgs: Vec<String> = p.advice.iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        msgs,
+        [
+            "p.yaml:6:5: spec.nodePools[0]: node pool \"gpu\" selects no nodes (neither nodes nor nodeSelector): node apply and node diff leave it alone, while rules that name it still apply to pipelines; give it nodes or nodeSelector"
+        ]
+    );
+    let p = load(
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: x}\nspec:\n  nodePools:\n  - {name: gpu, nodes: [a], labels: {a: b}}\n",
+    )
+    .unwrap();
+    assert!(p.advice.is_empty(), "{:?}", p.advice);
+}
+
 #[test]
 fn pod_roles_default_to_executors_and_reach_files_only_through_them() {
     use crate::matching::{PodRole, Subject};
@@ -141,4 +191,86 @@ fn pod_roles_default_to_executors_and_reach_files_only_through_them() {
     .unwrap_err();
     assert_eq!(err.0.len(), 1);
     assert_eq!(err.0[0].path, "spec.rules[0].match.podRoles");
+}
+
+#[test]
+fn pod_spec_fields_are_typed_on_the_rule() {
+    let p = load(
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: x}\nspec:\n  rules:\n  - name: r\n    priorityClassName: batch-high\n    schedulerName: volcano\n    runtimeClassName: nvidia\n    topologySpreadConstraints:\n    - maxSkew: 2\n      topologyKey: topology.kubernetes.io/zone\n      whenUnsatisfiable: DoNotSchedule\n      minDomains: 3\n      nodeTaintsPolicy: Honor\n      labelSelector: {matchLabels: {app: train}}\n      matchLabelKeys: [pipelines.kubeflow.org/run_id]\n",
+    )
+    .unwrap();
+    let r = &p.rules[0];
+    assert_eq!(r.priority_class_name.as_deref(), Some("batch-high"));
+    assert_eq!(r.scheduler_name.as_deref(), Some("volcano"));
+    assert_eq!(r.runtime_class_name.as_deref(), Some("nvidia"));
+    let t = &r.topology_spread_constraints[0];
+    assert_eq!(
+        (
+            t.max_skew,
+            t.topology_key.as_str(),
+            t.when_unsatisfiable.as_str()
+        ),
+        (2, "topology.kubernetes.io/zone", "DoNotSchedule")
+    );
+    assert_eq!(t.min_domains, Some(3));
+    assert_eq!(t.node_taints_policy.as_deref(), Some("Honor"));
+    assert_eq!(t.node_affinity_policy, None);
+    assert_eq!(
+        t.match_label_keys,
+        Some(vec!["pipelines.kubeflow.org/run_id".to_string()])
+    );
+    assert!(r.names_topology_spread);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+}
+
+/// The server's messages (`validateTopologySpreadConstraints`,
+/// `ValidatePodSpec`), at the place in the file that draws each (one per
+/// place: the server's second complaint about `minDomains: 0` beside
+/// ScheduleAnyway is left out, as the validator leaves out every second
+/// error at one place).
+#[test]
+fn pod_spec_fields_are_validated_as_the_server_validates_a_pod() {
+    let err = load(
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  rules:\n  - name: r\n    priorityClassName: High_Priority\n    schedulerName: \"\"\n    runtimeClassName: nvidia.\n    topologySpreadConstraints:\n    - {maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedul}\n    - {maxSkew: 1, topologyKey: \"\", whenUnsatisfiable: ScheduleAnyway, minDomains: 2}\n    - {maxSkew: 1, topologyKey: h, whenUnsatisfiable: DoNotSchedule, nodeAffinityPolicy: honor, matchLabelKeys: [app]}\n    - {maxSkew: 1, topologyKey: h, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: x}}, matchLabelKeys: [app]}\n    - {maxSkew: 3000000000, topologyKey: a b, whenUnsatisfiable: ScheduleAnyway, minDomains: 0}\n",
+    )
+    .unwrap_err();
+    let msgs: Vec<String> = err.0.iter().map(|d| d.to_string()).collect();
+    let t = "spec.rules[0].topologySpreadConstraints";
+    let dns = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+    assert_eq!(
+        msgs,
+        vec![
+            format!("p.yaml:6:24: spec.rules[0].priorityClassName: Invalid value: \"High_Priority\": {dns}"),
+            "p.yaml:7:20: spec.rules[0].schedulerName: Required value: an empty schedulerName sets nothing; name one, or remove the key".to_string(),
+            format!("p.yaml:8:23: spec.rules[0].runtimeClassName: Invalid value: \"nvidia.\": {dns}"),
+            format!("p.yaml:10:17: {t}[0].maxSkew: Invalid value: 0: must be greater than zero"),
+            format!("p.yaml:10:58: {t}[0].whenUnsatisfiable: Unsupported value: \"DoNotSchedul\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"; did you mean \"DoNotSchedule\"?"),
+            format!("p.yaml:11:33: {t}[1].topologyKey: Required value: can not be empty"),
+            format!("p.yaml:11:84: {t}[1].minDomains: Invalid value: 2: can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway"),
+            format!("p.yaml:12:90: {t}[2].nodeAffinityPolicy: Unsupported value: \"honor\": supported values: \"Honor\", \"Ignore\"; did you mean \"Honor\"?"),
+            format!("p.yaml:12:113: {t}[2].matchLabelKeys: Forbidden: must not be specified when labelSelector is not set"),
+            format!("p.yaml:13:7: {t}[3]: Duplicate value: \"{{h, DoNotSchedule}}\""),
+            format!("p.yaml:13:127: {t}[3].matchLabelKeys[0]: Invalid value: \"app\": exists in both matchLabelKeys and labelSelector"),
+            format!("p.yaml:14:17: {t}[4].maxSkew: Invalid value: 3000000000: must be no more than 2147483647"),
+            format!("p.yaml:14:42: {t}[4].topologyKey: Invalid value: \"a b\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') (no node can carry such a label; kfsched is stricter than the API server here)"),
+            format!("p.yaml:14:94: {t}[4].minDomains: Invalid value: 0: must be greater than zero"),
+        ]
+    );
+}
+
+/// What the server warns about in a pod's topology spread constraints.
+#[test]
+fn topology_spread_warnings_are_the_servers() {
+    let p = load(
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  rules:\n  - name: r\n    topologySpreadConstraints:\n    - {maxSkew: 1, topologyKey: failure-domain.beta.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}\n",
+    )
+    .unwrap();
+    let msgs: Vec<String> = p.warnings.iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        msgs,
+        vec![
+            "p.yaml:7:7: spec.rules[0].topologySpreadConstraints[0].labelSelector: a null labelSelector results in matching no pod".to_string(),
+            "p.yaml:7:33: spec.rules[0].topologySpreadConstraints[0].topologyKey: failure-domain.beta.kubernetes.io/zone is deprecated since v1.17; use \"topology.kubernetes.io/zone\" instead".into(),
+        ]
+    );
 }

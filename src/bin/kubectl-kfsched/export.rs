@@ -1,0 +1,118 @@
+//! `export admission`: the policy as MutatingAdmissionPolicies on stdout,
+//! and on stderr what each rule reaches and how exactly.
+
+use std::io::Write;
+
+use kfsched::admission::{self, Exactness, FailurePolicy};
+
+use crate::cli::{ExportAdmissionArgs, ExportOutput, FailurePolicyArg};
+use crate::exit::Exit;
+use crate::offline::{load_policy, print_diags, read_inputs};
+
+type R = Result<Exit, Box<dyn std::error::Error>>;
+
+pub fn admission(a: ExportAdmissionArgs) -> R {
+    let policy = match load_policy(a.policy.policy.clone(), false) {
+        Ok(p) => p,
+        Err(e) => return Ok(e),
+    };
+    // Pipeline files are optional here: without any, stdin is not read.
+    let paths = a.inputs.all();
+    let inputs = if paths.is_empty() {
+        Vec::new()
+    } else {
+        match read_inputs(&paths) {
+            Ok(read) => read.inputs,
+            Err(e) => return Ok(e),
+        }
+    };
+    let opts = admission::Options {
+        name_prefix: a.name_prefix,
+        failure_policy: match a.failure_policy {
+            FailurePolicyArg::Fail => FailurePolicy::Fail,
+            FailurePolicyArg::Ignore => FailurePolicy::Ignore,
+        },
+        namespace_selector: a.namespace_selector,
+        skip_rules: a.skip_rules,
+    };
+    let export = match admission::export(&policy, &inputs, &opts) {
+        Ok(x) => x,
+        Err(d) => {
+            print_diags(&d);
+            eprintln!("error: nothing was exported");
+            return Ok(Exit::Usage);
+        }
+    };
+    let mut err = std::io::stderr().lock();
+    for r in &export.rules {
+        let reaches = r.reaches.join(", ");
+        match &r.exactness {
+            Exactness::Exact => {
+                let _ = writeln!(err, "rule {:?}: exact ({reaches})", r.name);
+            }
+            Exactness::Approximate(why) if !r.exact_pipelines.is_empty() => {
+                let _ = writeln!(
+                    err,
+                    "rule {:?}: exact for the tasks of {} ({reaches}); approximate for other pipelines: {}",
+                    r.name,
+                    r.exact_pipelines.join(", "),
+                    why.join("; ")
+                );
+            }
+            Exactness::Approximate(why) => {
+                let _ = writeln!(
+                    err,
+                    "rule {:?}: approximate ({reaches}): {}",
+                    r.name,
+                    why.join("; ")
+                );
+            }
+        }
+    }
+    for s in &export.skipped_rules {
+        let _ = writeln!(err, "rule {s:?}: left out (--skip-rule)");
+    }
+    for p in &export.pools {
+        if let Some(why) = &p.left_out {
+            let _ = writeln!(err, "pool {:?}: not in the node policy: {why}", p.name);
+        }
+    }
+    if export.objects.is_empty() {
+        let _ = writeln!(
+            err,
+            "error: nothing to export: the policy has no rules to enforce and no pool with labels or taints"
+        );
+        return Ok(Exit::Usage);
+    }
+    let text = match a.output {
+        ExportOutput::Yaml => admission::yaml(&export.objects),
+        ExportOutput::Json => admission::json_list(&export.objects),
+    };
+    // kubectl apply (client-side) keeps the object in an annotation of at
+    // most 256 KiB; the API server takes objects up to about 1.5 MiB.
+    let biggest = export
+        .objects
+        .iter()
+        .map(|o| serde_json::to_string(o).map_or(0, |s| s.len()))
+        .max()
+        .unwrap_or(0);
+    if biggest > 256 * 1024 {
+        let _ = writeln!(
+            err,
+            "note: an admission policy is {} KiB, more than kubectl apply's client-side record holds (256 KiB): apply it with `kubectl apply --server-side -f -`",
+            biggest / 1024
+        );
+    }
+    if biggest > 1_500_000 {
+        let _ = writeln!(
+            err,
+            "error: an admission policy is {} KiB, more than the API server stores (1.5 MiB): split the policy, or leave rules out with --skip-rule",
+            biggest / 1024
+        );
+        return Ok(Exit::Usage);
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(Exit::Ok)
+}
