@@ -899,7 +899,11 @@ fn the_github_workflows_pass_actionlint_and_release_with_release_sh() {
     }
     // The scheduled fuzzing runs the script CI runs, for longer.
     let fuzz = std::fs::read_to_string(workflows.join("fuzz.yml")).expect("fuzz.yml");
-    for line in ["schedule:", "- run: scripts/fuzz.sh", "KFSCHED_FUZZ_SECONDS:"] {
+    for line in [
+        "schedule:",
+        "- run: scripts/fuzz.sh",
+        "KFSCHED_FUZZ_SECONDS:",
+    ] {
         assert!(fuzz.contains(line), "fuzz.yml lacks {line:?}");
     }
 }
