@@ -1757,7 +1757,10 @@ mod tests {
                 want,
                 "{flavor:?}: {out:?}"
             );
-            assert_eq!(node_value(&o, o.get_value(root, "b").unwrap()), Value::Int(1));
+            assert_eq!(
+                node_value(&o, o.get_value(root, "b").unwrap()),
+                Value::Int(1)
+            );
         }
     }
 
