@@ -901,7 +901,10 @@ impl<'t, 'a> Editor<'t, 'a> {
         if !has_block_scalar(text) {
             return end;
         }
-        if self.lines_follow_deeper(end, col) || self.text_follows(end) {
+        if self.lines_follow_deeper(end, col)
+            || self.text_follows(end)
+            || (keeps_final_breaks(text) && self.blank_line_follows(end))
+        {
             *text = format!(" {}", flow_text(value));
             return end;
         }
@@ -938,6 +941,16 @@ impl<'t, 'a> Editor<'t, 'a> {
                 .chars()
                 .next()
                 .is_some_and(|c| c != '\n' && c != '\r')
+    }
+
+    /// Whether the line after the one holding `end` is empty or blank: a
+    /// block scalar that keeps its final line breaks (`|+`) would take it
+    /// as one more.
+    fn blank_line_follows(&self, end: usize) -> bool {
+        let src = self.tree.src();
+        self.after_line(end)
+            .and_then(|next| src[next..].lines().next())
+            .is_some_and(|line| line.trim().is_empty())
     }
 
     /// Whether comment lines indented past `col`, or blank lines with
@@ -1444,8 +1457,19 @@ fn literal_text(s: &str, indent: usize) -> Option<String> {
 }
 
 fn has_block_scalar(text: &str) -> bool {
-    text.lines().any(|l| {
-        l.split_whitespace().last().is_some_and(|t| {
+    block_scalar_headers(text).next().is_some()
+}
+
+/// Whether `text` holds a block scalar that keeps its final line breaks
+/// (`|+`, `>+`).
+fn keeps_final_breaks(text: &str) -> bool {
+    block_scalar_headers(text).any(|h| h.contains('+'))
+}
+
+/// The block scalar headers (`|`, `>-`, `|+2`...) that end lines of `text`.
+fn block_scalar_headers(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter_map(|l| {
+        l.split_whitespace().last().filter(|t| {
             t.starts_with(['|', '>'])
                 && t[1..]
                     .bytes()
@@ -1761,6 +1785,39 @@ mod tests {
                 node_value(&o, o.get_value(root, "b").unwrap()),
                 Value::Int(1)
             );
+        }
+    }
+
+    /// A value that becomes a string ending in several line breaks (a `|+`
+    /// block scalar) before an empty line: the scalar would keep that line
+    /// as one more break.
+    #[test]
+    fn a_string_kept_with_its_final_breaks_before_an_empty_line_reads_back_as_written() {
+        let want = Value::str("line\n\n");
+        for flavor in [Flavor::KfpV1, Flavor::Generic(BlockStyle::default())] {
+            for src in ["a:\n- x\n\nb: 1\n", "b: 1\na: old\n\n\n"] {
+                let t = Tree::parse(src).unwrap();
+                let node = t.get_value(t.documents[0].root.unwrap(), "a").unwrap();
+                let mut e = Editor::new(&t, flavor);
+                e.apply(Edit::Reconcile {
+                    node,
+                    desired: want.clone(),
+                    placement: Placement::AsDesired,
+                })
+                .unwrap();
+                let out = e.finish().unwrap();
+                let o = Tree::parse(&out).unwrap();
+                let root = o.documents[0].root.unwrap();
+                assert_eq!(
+                    node_value(&o, o.get_value(root, "a").unwrap()),
+                    want,
+                    "{flavor:?}: {out:?}"
+                );
+                assert_eq!(
+                    node_value(&o, o.get_value(root, "b").unwrap()),
+                    Value::Int(1)
+                );
+            }
         }
     }
 
