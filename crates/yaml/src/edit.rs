@@ -1821,6 +1821,44 @@ mod tests {
         }
     }
 
+    /// A key added to a mapping whose only key is an empty explicit key (a
+    /// lone `?`) goes at the `?`'s column, after its line.
+    #[test]
+    fn a_key_added_beside_an_empty_explicit_key_lands_in_its_mapping() {
+        let want = Value::Map(vec![
+            (String::new(), Value::Null),
+            ("k".to_string(), Value::Int(1)),
+        ]);
+        for src in ["m:\n    ?\nn: 1\n", "m:\n  - x\n  - ?\nn: 1\n"] {
+            let t = Tree::parse(src).unwrap();
+            let m = t.get_value(t.documents[0].root.unwrap(), "m").unwrap();
+            let map = match t.kind(m) {
+                Kind::Seq => t.items(m).last().unwrap(),
+                _ => m,
+            };
+            let mut e = Editor::new(&t, Flavor::Generic(BlockStyle::default()));
+            e.apply(Edit::Reconcile {
+                node: map,
+                desired: want.clone(),
+                placement: Placement::AsDesired,
+            })
+            .unwrap();
+            let out = e.finish().unwrap();
+            let o = Tree::parse(&out).unwrap();
+            let root = o.documents[0].root.unwrap();
+            let m = o.get_value(root, "m").unwrap();
+            let map = match o.kind(m) {
+                Kind::Seq => o.items(m).last().unwrap(),
+                _ => m,
+            };
+            assert_eq!(node_value(&o, map), want, "{out:?}");
+            assert_eq!(
+                node_value(&o, o.get_value(root, "n").unwrap()),
+                Value::Int(1)
+            );
+        }
+    }
+
     #[test]
     fn text_after_a_final_block_scalar_without_a_line_break_keeps_its_value() {
         for (header, want) in [("|", "|-"), ("|+", "|-"), (">2", ">-2"), ("|-", "|-")] {

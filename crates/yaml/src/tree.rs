@@ -713,16 +713,30 @@ impl<'a> Tree<'a> {
             match full.as_bytes().get(s as usize) {
                 Some(b':' | b'-') if s == end && !is_key => (s + 1, s + 1),
                 Some(b'}' | b']' | b',') => (s, s),
+                // An empty explicit key (a `?` with nothing after it) is
+                // reported at the next line's first token: put it on its
+                // `?`, where its mapping's column is.
+                _ if s == end && is_key && at_line_start(full, s as usize) => {
+                    match explicit_key_indicator(&full[..s as usize]) {
+                        Some(q) => (q as u32, q as u32),
+                        None => (s, end),
+                    }
+                }
                 // The empty value of an explicit key (`? k` with no `:`) is
                 // reported at the next line's first token: put it right
-                // after its key.
+                // after its key (after the `?` of an empty key).
                 _ if s == end && !is_key && at_line_start(full, s as usize) => {
                     let key_end = stack
                         .last()
                         .filter(|o| self.nodes[o.node as usize].kind == Kind::Map)
                         .map(|o| o.last)
                         .filter(|&k| k != NONE)
-                        .map_or(s, |k| self.nodes[k as usize].end);
+                        .map_or(s, |k| {
+                            let k = &self.nodes[k as usize];
+                            let on_indicator = k.start == k.end
+                                && full.as_bytes().get(k.end as usize) == Some(&b'?');
+                            k.end + u32::from(on_indicator)
+                        });
                     (key_end.min(s), key_end.min(s))
                 }
                 _ => (s, end),
@@ -1530,6 +1544,16 @@ fn block_scalar_span(src: &str, start: usize, end: usize) -> (u32, u32) {
         return (header_end as u32, header_end as u32);
     }
     (start as u32, e.max(header_end) as u32)
+}
+
+/// Where the `?` that `before` ends with (blanks and line breaks aside)
+/// sits, when it is an explicit key's indicator: first on its line, or after
+/// a `- ` or `: ` (not the end of a comment).
+fn explicit_key_indicator(before: &str) -> Option<usize> {
+    let q = before.trim_end().strip_suffix('?')?.len();
+    let line = before[..q].rsplit('\n').next().unwrap_or("");
+    let line = line.trim_end_matches([' ', '\t']);
+    (line.trim_start().is_empty() || line.ends_with(['-', ':'])).then_some(q)
 }
 
 /// Whether only spaces stand between the start of `at`'s line and `at`.
