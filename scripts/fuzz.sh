@@ -23,8 +23,9 @@ rss=${KFSCHED_FUZZ_RSS_MB:-4096}
 sanitizer=${KFSCHED_FUZZ_SANITIZER:-address}
 toolchain=${KFSCHED_FUZZ_TOOLCHAIN:-$FUZZ_TOOLCHAIN}
 tools=${KFSCHED_FUZZ_TOOLS:-$root/.cache/fuzz-tools}
+# libFuzzer reads -max_total_time=0 as "no limit".
 case $seconds in
-  '' | *[!0-9]*) echo "error: KFSCHED_FUZZ_SECONDS must be a whole number of seconds, got '$seconds'" >&2; exit 2 ;;
+  '' | *[!0-9]* | 0) echo "error: KFSCHED_FUZZ_SECONDS must be a whole number of seconds above 0, got '$seconds'" >&2; exit 2 ;;
 esac
 
 if ! rustup run "$toolchain" rustc --version >/dev/null 2>&1; then
