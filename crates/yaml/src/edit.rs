@@ -1829,7 +1829,11 @@ mod tests {
             (String::new(), Value::Null),
             ("k".to_string(), Value::Int(1)),
         ]);
-        for src in ["m:\n    ?\nn: 1\n", "m:\n  - x\n  - ?\nn: 1\n"] {
+        for src in [
+            "m:\n    ?\nn: 1\n",
+            "m:\n  - x\n  - ?\nn: 1\n",
+            "n: 1\nm:\n ? ",
+        ] {
             let t = Tree::parse(src).unwrap();
             let m = t.get_value(t.documents[0].root.unwrap(), "m").unwrap();
             let map = match t.kind(m) {

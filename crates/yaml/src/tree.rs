@@ -714,14 +714,13 @@ impl<'a> Tree<'a> {
                 Some(b':' | b'-') if s == end && !is_key => (s + 1, s + 1),
                 Some(b'}' | b']' | b',') => (s, s),
                 // An empty explicit key (a `?` with nothing after it) is
-                // reported at the next line's first token: put it on its
-                // `?`, where its mapping's column is.
-                _ if s == end && is_key && at_line_start(full, s as usize) => {
-                    match explicit_key_indicator(&full[..s as usize]) {
-                        Some(q) => (q as u32, q as u32),
-                        None => (s, end),
-                    }
-                }
+                // reported at the next token (the next line's first, or the
+                // `:` of `? :`): put it on its `?`, where its mapping's
+                // column is.
+                _ if s == end && is_key => match explicit_key_indicator(&full[..s as usize]) {
+                    Some(q) => (q as u32, q as u32),
+                    None => (s, end),
+                },
                 // The empty value of an explicit key (`? k` with no `:`) is
                 // reported at the next line's first token: put it right
                 // after its key (after the `?` of an empty key).
