@@ -5,6 +5,7 @@ mod bad_input;
 mod check;
 mod cli;
 mod golden;
+mod machine;
 mod pipeline_versions;
 mod properties;
 mod warnings;

@@ -130,6 +130,9 @@ pub struct ValidateArgs {
     /// The policy file [default: -p, $KFSCHED_POLICY, else the nearest .kfsched.yaml]
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
+    /// Output format (json and yaml: the file, the policy's name, its rule and pool names)
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    pub output: Output,
 }
 
 #[derive(Args, Debug)]
@@ -150,6 +153,9 @@ pub struct RewriteArgs {
     /// Colour the diff
     #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
     pub color: Color,
+    /// Report every file (changed or not, with its diff) as json or yaml on stdout, with --in-place, --check or --diff
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    pub output: Output,
 }
 
 #[derive(Args, Debug)]

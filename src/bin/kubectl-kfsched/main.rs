@@ -9,12 +9,14 @@ mod connection;
 mod exit;
 mod node;
 mod offline;
+mod report;
 
 use std::io::Write;
 
 use clap::{CommandFactory, Parser};
 
 use crate::exit::Exit;
+use crate::report::Category;
 use cli::{Cli, Command};
 
 fn main() {
@@ -26,7 +28,7 @@ fn main() {
             {
                 0
             } else {
-                eprintln!("error: {e:#}");
+                report::error(Category::Input, format_args!("{e:#}"));
                 Exit::Usage.code()
             }
         }
@@ -35,6 +37,10 @@ fn main() {
 }
 
 fn run() -> Result<Exit, Box<dyn std::error::Error>> {
+    if let Err(msg) = report::init() {
+        report::error(Category::Usage, msg);
+        return Ok(Exit::Usage);
+    }
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // Cobra's completion protocol: `kubectl_complete-kfsched` (or a link of
     // this binary by that name) and the completion scripts call it.
@@ -59,7 +65,16 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
         Ok(c) => c,
         Err(e) => {
             let usage = e.use_stderr();
-            e.print()?;
+            if usage && report::json() {
+                let text = e.render().to_string();
+                let text = text.trim_end();
+                report::error(
+                    Category::Usage,
+                    text.strip_prefix("error: ").unwrap_or(text),
+                );
+            } else {
+                e.print()?;
+            }
             return Ok(if usage { Exit::Usage } else { Exit::Ok });
         }
     };
@@ -78,14 +93,17 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
         Command::Explain(a) => offline::explain(a, policy, cli.verbose),
         Command::Validate(a) => match (a.file, policy) {
             (Some(f), Some(p)) if f != p => {
-                eprintln!(
-                    "error: two policies: {} and -p {}; give one",
-                    f.display(),
-                    p.display()
+                report::error(
+                    Category::Usage,
+                    format_args!(
+                        "two policies: {} and -p {}; give one",
+                        f.display(),
+                        p.display()
+                    ),
                 );
                 Ok(Exit::Usage)
             }
-            (f, p) => offline::validate(f.or(p)),
+            (f, p) => offline::validate(f.or(p), a.output),
         },
         Command::Schema => {
             let s = serde_json::to_string_pretty(&kfsched::policy::schema::json_schema())?;

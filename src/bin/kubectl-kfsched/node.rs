@@ -532,7 +532,9 @@ fn load_policy(explicit: Option<PathBuf>, err: &mut dyn Write) -> Result<Policy,
         }
         Exit::Usage
     })?;
-    crate::offline::print_policy_warnings(&policy, err);
+    for d in &policy.warnings {
+        let _ = writeln!(err, "warning: {d}");
+    }
     Ok(policy)
 }
 

@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::exit::Exit;
+use crate::report::{self, Category, Level};
 use kfsched::diag::Diagnostic;
 use kfsched::discover::{self, Source};
 use kfsched::policy::Policy;
@@ -14,18 +15,19 @@ use crate::cli::{Color, DiffArgs, ExplainArgs, FnArgs, Output, RewriteArgs, Vers
 
 type R = Result<Exit, Box<dyn std::error::Error>>;
 
+/// Errors in the inputs (pipelines, snapshots, ResourceLists).
 pub(crate) fn print_diags(diags: &[Diagnostic]) {
-    let mut err = std::io::stderr().lock();
-    for d in diags {
-        let _ = writeln!(err, "error: {d}");
-    }
+    report::diags(Level::Error, Category::Input, diags);
+}
+
+/// Errors in the policy file.
+pub(crate) fn print_policy_diags(diags: &[Diagnostic]) {
+    report::diags(Level::Error, Category::Policy, diags);
 }
 
 /// The API server's warnings about the policy's content.
-pub fn print_policy_warnings(policy: &Policy, err: &mut dyn Write) {
-    for d in &policy.warnings {
-        let _ = writeln!(err, "warning: {d}");
-    }
+pub fn print_policy_warnings(policy: &Policy) {
+    report::diags(Level::Warning, Category::Policy, &policy.warnings);
 }
 
 /// Finds and loads the policy, printing every problem and warning.
@@ -38,15 +40,15 @@ pub(crate) fn load_policy(explicit: Option<PathBuf>) -> Result<Policy, Exit> {
     ) {
         Ok(p) => p,
         Err(msg) => {
-            eprintln!("error: {msg}");
+            report::error(Category::Policy, msg);
             return Err(Exit::Usage);
         }
     };
     let policy = Policy::load(&path).map_err(|e| {
-        print_diags(&e.0);
+        print_policy_diags(&e.0);
         Exit::Usage
     })?;
-    print_policy_warnings(&policy, &mut std::io::stderr().lock());
+    print_policy_warnings(&policy);
     Ok(policy)
 }
 
@@ -56,8 +58,9 @@ pub(crate) fn read_inputs(paths: &[PathBuf]) -> Result<(Vec<Source>, Vec<Input>)
         // No input named: stdin, unless it is a terminal, where reading
         // would wait silently for the user to notice (`-` still reads it).
         if std::io::stdin().is_terminal() {
-            eprintln!(
-                "error: no input: give pipeline files or directories (or -f PATH), or pipe YAML into stdin; `-` reads the terminal"
+            report::error(
+                Category::Usage,
+                "no input: give pipeline files or directories (or -f PATH), or pipe YAML into stdin; `-` reads the terminal",
             );
             return Err(Exit::Usage);
         }
@@ -140,19 +143,19 @@ fn run_all(
     }
     if !errors.is_empty() && !details {
         let n = inputs.len();
-        eprintln!(
-            "error: nothing was written ({} problem{} in {n} input{})",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" },
-            if n == 1 { "" } else { "s" }
+        report::error(
+            Category::Input,
+            format_args!(
+                "nothing was written ({} problem{} in {n} input{})",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" },
+                if n == 1 { "" } else { "s" }
+            ),
         );
         return Err(Exit::Usage);
     }
-    let mut err = std::io::stderr().lock();
     for o in &outcomes {
-        for w in &o.warnings {
-            let _ = writeln!(err, "warning: {w}");
-        }
+        report::diags(Level::Warning, Category::Input, &o.warnings);
         if verbose && !o.is_pipeline() {
             let why = o
                 .docs
@@ -160,12 +163,20 @@ fn run_all(
                 .filter_map(|d| d.skipped_because.clone())
                 .next()
                 .unwrap_or_else(|| "no pipeline".into());
-            let _ = writeln!(err, "skipped: {}: {why}", o.file);
+            report::message(
+                Level::Info,
+                Category::Input,
+                format_args!("skipped: {}: {why}", o.file),
+            );
         } else if verbose {
             // Documents skipped inside a file that has pipelines.
             for d in &o.docs {
                 if let Some(why) = &d.skipped_because {
-                    let _ = writeln!(err, "skipped: {}: document {}: {why}", o.file, d.index + 1);
+                    report::message(
+                        Level::Info,
+                        Category::Input,
+                        format_args!("skipped: {}: document {}: {why}", o.file, d.index + 1),
+                    );
                 }
             }
         }
@@ -187,7 +198,11 @@ fn run_all(
             .map(|(r, _)| r.name.as_str())
             .collect();
         if !none.is_empty() {
-            let _ = writeln!(err, "rules that matched nothing: {}", none.join(", "));
+            report::message(
+                Level::Info,
+                Category::Policy,
+                format_args!("rules that matched nothing: {}", none.join(", ")),
+            );
         }
     }
     Ok(outcomes)
@@ -211,18 +226,34 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         Err(e) => return Ok(e),
     };
     if a.in_place && sources.contains(&Source::Stdin) {
-        eprintln!("error: --in-place cannot write back to stdin; give file or directory paths");
+        report::error(
+            Category::Usage,
+            "--in-place cannot write back to stdin; give file or directory paths",
+        );
         return Ok(Exit::Usage);
     }
     if a.in_place && a.check {
-        eprintln!("error: --in-place and --check exclude each other: --check writes nothing");
+        report::error(
+            Category::Usage,
+            "--in-place and --check exclude each other: --check writes nothing",
+        );
         return Ok(Exit::Usage);
     }
     let to_stdout = !a.in_place && !a.check && !a.diff;
+    if to_stdout && a.output != Output::Text {
+        report::error(
+            Category::Usage,
+            "-o reports what --in-place, --check or --diff did; add one of them (without them the rewritten file itself is the output)",
+        );
+        return Ok(Exit::Usage);
+    }
     if to_stdout && inputs.len() != 1 {
-        eprintln!(
-            "error: {} inputs and no --in-place, --check or --diff: only one input can be written to stdout",
-            inputs.len()
+        report::error(
+            Category::Usage,
+            format_args!(
+                "{} inputs and no --in-place, --check or --diff: only one input can be written to stdout",
+                inputs.len()
+            ),
         );
         return Ok(Exit::Usage);
     }
@@ -243,17 +274,30 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         std::mem::forget(inputs);
         return Ok(Exit::Ok);
     }
-    let color = use_color(a.color);
+    // -o json|yaml: one report of every file on stdout instead of the diffs.
+    let report_files = a.output != Output::Text;
+    let color = use_color(a.color) && !report_files;
     let mut changed = 0usize;
+    let mut files = Vec::new();
     for (o, input) in outcomes.iter().zip(&inputs) {
-        let Some(text) = &o.output else { continue };
+        let Some(text) = &o.output else {
+            files.push(serde_json::json!({"file": o.file, "changed": false, "diff": null}));
+            continue;
+        };
         changed += 1;
-        if a.diff {
+        if report_files {
+            let old = String::from_utf8_lossy(&input.bytes);
+            let diff = kfsched::diff::unified(&old, text, &o.file, false);
+            files.push(serde_json::json!({"file": o.file, "changed": true, "diff": diff}));
+        } else if a.diff {
             let old = String::from_utf8_lossy(&input.bytes);
             stdout.write_all(kfsched::diff::unified(&old, text, &o.file, color).as_bytes())?;
-        }
-        if a.check && !a.diff {
-            eprintln!("would rewrite {}", o.file);
+        } else if a.check {
+            report::message(
+                Level::Info,
+                Category::Input,
+                format_args!("would rewrite {}", o.file),
+            );
         }
     }
     if a.in_place {
@@ -262,9 +306,12 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
             if let (Some(_), Source::File(p)) = (&o.output, src) {
                 if let Ok(m) = std::fs::metadata(p) {
                     if m.permissions().readonly() {
-                        eprintln!(
-                            "error: {}: the file is read-only; nothing was written (make it writable or leave out --in-place)",
-                            o.file
+                        report::error(
+                            Category::Input,
+                            format_args!(
+                                "{}: the file is read-only; nothing was written (make it writable or leave out --in-place)",
+                                o.file
+                            ),
                         );
                         return Ok(Exit::Usage);
                     }
@@ -274,13 +321,27 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         for (o, src) in outcomes.iter().zip(&sources) {
             if let (Some(text), Source::File(p)) = (&o.output, src) {
                 if let Err(e) = discover::write_atomic(p, text.as_bytes()) {
-                    eprintln!("error: {}: cannot write: {e}", o.file);
+                    report::error(
+                        Category::Input,
+                        format_args!("{}: cannot write: {e}", o.file),
+                    );
                     return Ok(Exit::Usage);
                 }
                 if verbose {
-                    eprintln!("rewrote {}", o.file);
+                    report::message(
+                        Level::Info,
+                        Category::Input,
+                        format_args!("rewrote {}", o.file),
+                    );
                 }
             }
+        }
+    }
+    if report_files {
+        let j = serde_json::json!({ "files": files });
+        match a.output {
+            Output::Yaml => stdout.write_all(kfsched::explain::yaml(&j).as_bytes())?,
+            _ => writeln!(stdout, "{}", serde_json::to_string_pretty(&j)?)?,
         }
     }
     stdout.flush()?;
@@ -330,15 +391,18 @@ pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
                     kfsched::suggest::nearest(want, policy.rules.iter().map(|r| r.name.as_str()))
                         .map(|n| format!("; did you mean {n:?}?"))
                         .unwrap_or_default();
-                eprintln!(
-                    "error: --rule {want:?}: {} has no rule of that name{hint} (its rules: {})",
-                    policy.file,
-                    policy
-                        .rules
-                        .iter()
-                        .map(|r| r.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                report::error(
+                    Category::Usage,
+                    format_args!(
+                        "--rule {want:?}: {} has no rule of that name{hint} (its rules: {})",
+                        policy.file,
+                        policy
+                            .rules
+                            .iter()
+                            .map(|r| r.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 );
                 return Ok(Exit::Usage);
             }
@@ -374,11 +438,26 @@ pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
     Ok(if failed { Exit::Usage } else { Exit::Ok })
 }
 
-pub fn validate(policy: Option<PathBuf>) -> R {
+pub fn validate(policy: Option<PathBuf>, output: Output) -> R {
     let p = match load_policy(policy) {
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
+    if output != Output::Text {
+        let j = serde_json::json!({
+            "file": p.file,
+            "name": p.name,
+            "rules": p.rules.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            "pools": p.pools.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        });
+        let mut stdout = std::io::stdout().lock();
+        match output {
+            Output::Yaml => stdout.write_all(kfsched::explain::yaml(&j).as_bytes())?,
+            _ => writeln!(stdout, "{}", serde_json::to_string_pretty(&j)?)?,
+        }
+        stdout.flush()?;
+        return Ok(Exit::Ok);
+    }
     println!(
         "{}: valid SchedulingPolicy {:?}: {} rule{}, {} node pool{}",
         p.file,
@@ -409,8 +488,9 @@ pub fn krm_entry(args: &[OsString]) -> Result<Option<Exit>, Box<dyn std::error::
         .unwrap_or_default();
     if argv0 == "SchedulingPolicy" {
         let Some(config) = args.get(1) else {
-            eprintln!(
-                "error: the kustomize exec plugin needs the plugin config file as its argument"
+            report::error(
+                Category::Usage,
+                "the kustomize exec plugin needs the plugin config file as its argument",
             );
             return Ok(Some(Exit::Usage));
         };
@@ -422,8 +502,9 @@ pub fn krm_entry(args: &[OsString]) -> Result<Option<Exit>, Box<dyn std::error::
         if kfsched::krm::is_resource_list(&String::from_utf8_lossy(&buf)) {
             return krm_run(&buf, None, &Versions::default()).map(Some);
         }
-        eprintln!(
-            "error: no command given (stdin is not a KRM ResourceList); run `kubectl kfsched --help`"
+        report::error(
+            Category::Usage,
+            "no command given (stdin is not a KRM ResourceList); run `kubectl kfsched --help`",
         );
         return Ok(Some(Exit::Usage));
     }
@@ -436,11 +517,11 @@ fn legacy_plugin(config: &Path, versions: &Versions) -> R {
     let policy = match Policy::load(config) {
         Ok(p) => p,
         Err(e) => {
-            print_diags(&e.0);
+            print_policy_diags(&e.0);
             return Ok(Exit::Usage);
         }
     };
-    print_policy_warnings(&policy, &mut std::io::stderr().lock());
+    print_policy_warnings(&policy);
     let mut buf = Vec::new();
     std::io::stdin().read_to_end(&mut buf)?;
     let input = [Input {
@@ -472,10 +553,11 @@ fn krm_run(bytes: &[u8], fallback: Option<&Policy>, versions: &Versions) -> R {
             stdout.flush()?;
             if o.failed {
                 for e in &o.errors {
-                    eprintln!("error: {e}");
+                    report::error(Category::Input, e);
                 }
-                eprintln!(
-                    "error: the function wrote error results into the ResourceList; nothing was rewritten"
+                report::error(
+                    Category::Input,
+                    "the function wrote error results into the ResourceList; nothing was rewritten",
                 );
                 Ok(Exit::Differences)
             } else {
@@ -501,7 +583,7 @@ pub fn krm(a: FnArgs, policy: Option<PathBuf>) -> R {
             Ok(p) if policy.is_some() || p.exists() => match Policy::load(&p) {
                 Ok(p) => Some(p),
                 Err(e) => {
-                    print_diags(&e.0);
+                    print_policy_diags(&e.0);
                     return Ok(Exit::Usage);
                 }
             },
