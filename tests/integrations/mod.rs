@@ -14,6 +14,7 @@ mod krm;
 mod pipeline_versions;
 mod precommit;
 mod release;
+mod wheels;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
