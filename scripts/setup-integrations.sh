@@ -4,6 +4,9 @@
 #   kubectl                                     scripts/build-control-plane.sh kubectl (KUBE_VERSION)
 #   kustomize, krew + validate-krew-manifest, kpt   scripts/build-tools.sh (Go modules)
 #   pre-commit (PRECOMMIT_VERSION, PyPI)        a venv in .cache/precommit-venv
+#   setuptools (SETUPTOOLS_VERSION, PyPI)       its wheel in .cache/precommit-wheelhouse: the build
+#                                               backend of pre-commit-hooks/, for the local wheel
+#                                               index of the language: python hooks' test
 #   zsh and fish (completion script tests)      apt-get, when missing and possible
 # Idempotent: each piece has a stamp and is skipped when it matches (0 s).
 #
@@ -14,6 +17,7 @@
 # already set in the environment is printed as it is):
 #   KFSCHED_TOOLS_BIN        kustomize, krew, kubectl-krew, validate-krew-manifest, kpt   [.cache/tools-bin]
 #   KFSCHED_PRECOMMIT        the pre-commit executable                               [.cache/precommit-venv/bin/pre-commit]
+#   KFSCHED_PRECOMMIT_WHEELHOUSE  the setuptools wheel (above)                      [.cache/precommit-wheelhouse]
 #   KFSCHED_PRECOMMIT_TARGET CARGO_TARGET_DIR for pre-commit's `cargo install` of the hook (kept
 #                            between runs so only kfsched itself is rebuilt)          [.cache/precommit-target]
 #   KFSCHED_KUBECTL          kubectl                                                  [$KFSCHED_KUBE_BIN/kubectl]
@@ -31,6 +35,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/versions.env"
 cache=$root/.cache
 venv=${KFSCHED_PRECOMMIT_VENV:-$cache/precommit-venv}
+wheelhouse=${KFSCHED_PRECOMMIT_WHEELHOUSE:-$cache/precommit-wheelhouse}
 tools_bin=${KFSCHED_TOOLS_BIN:-$cache/tools-bin}
 kube_bin=${KFSCHED_KUBE_BIN:-$cache/kube-bin}
 
@@ -38,6 +43,7 @@ print_env() {
   cat <<EOF
 export KFSCHED_TOOLS_BIN=$tools_bin
 export KFSCHED_PRECOMMIT=${KFSCHED_PRECOMMIT:-$venv/bin/pre-commit}
+export KFSCHED_PRECOMMIT_WHEELHOUSE=$wheelhouse
 export KFSCHED_PRECOMMIT_TARGET=${KFSCHED_PRECOMMIT_TARGET:-$cache/precommit-target}
 export KFSCHED_KUBECTL=${KFSCHED_KUBECTL:-$kube_bin/kubectl}
 export KFSCHED_KPT=${KFSCHED_KPT:-$tools_bin/kpt}
@@ -73,6 +79,17 @@ else
   "$venv/bin/pre-commit" --version
   echo "$stamp" > "$venv/.stamp"
   echo "pre-commit installed in $(( $(date +%s) - start ))s"
+fi
+
+# The build backend of pre-commit-hooks/ as a wheel: pre-commit pip-installs the hook
+# repository, and the test's local index (PIP_NO_INDEX) must hold what that build needs.
+if ls "$wheelhouse/setuptools-$SETUPTOOLS_VERSION-"*.whl >/dev/null 2>&1; then
+  echo "setuptools $SETUPTOOLS_VERSION up to date in $wheelhouse"
+else
+  rm -rf "$wheelhouse"
+  "$venv/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps \
+    --only-binary=:all: --dest "$wheelhouse" "setuptools==$SETUPTOOLS_VERSION"
+  echo "setuptools $SETUPTOOLS_VERSION downloaded into $wheelhouse"
 fi
 
 # Shells for the completion-script tests (bash is assumed).
