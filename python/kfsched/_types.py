@@ -15,8 +15,8 @@ Scheduling = Dict[str, Any]
 class RuleVerdict(TypedDict):
     rule: str
     matched: bool
-    #: Why the rule matched or, for an unmatched rule, the first selector that failed.
-    reason: str
+    #: For a rule that did not match, the first selector that failed.
+    reason: Optional[str]
 
 
 class ExplainedComponent(TypedDict):

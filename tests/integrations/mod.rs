@@ -13,6 +13,7 @@ mod krew;
 mod krm;
 mod pipeline_versions;
 mod precommit;
+mod python_api;
 mod release;
 mod wheels;
 
