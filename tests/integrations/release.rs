@@ -879,7 +879,11 @@ fn the_github_workflows_pass_actionlint_and_release_with_release_sh() {
     assert_eq!(matrix, template_targets(), "release.yml's matrix");
     for command in [
         "scripts/release.sh --setup --target \"$TARGET\"",
-        "scripts/release.sh --target \"$TARGET\" --out dist",
+        "scripts/release.sh --target \"$TARGET\" \"${wheel[@]}\" --out dist",
+        "scripts/release.sh --sdist --out dist",
+        "maturin build --profile dist --locked --target x86_64-pc-windows-msvc --out dist",
+        "python -m pip install dist/kfsched-*.tar.gz",
+        "uses: pypa/gh-action-pypi-publish@",
         "scripts/release.sh --no-build --all --out dist",
         "uses: rajatjindal/krew-release-bot@",
         "krew_template_file: krew-manifest.yaml",
