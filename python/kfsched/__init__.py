@@ -19,8 +19,6 @@ message), and nothing is written.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version as _version
-
 from ._api import (
     CheckResult,
     Explanation,
@@ -43,10 +41,19 @@ from ._errors import (
 )
 from ._types import CheckReport, ExplainReport
 
-try:
-    __version__ = _version("kfsched")
-except PackageNotFoundError:  # imported from a source tree, not installed
-    __version__ = "unknown"
+
+
+def __getattr__(name: str) -> str:
+    # The version on first use: importlib.metadata takes longer to import
+    # than the rest of the package.
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("kfsched")
+        except PackageNotFoundError:  # imported from a source tree, not installed
+            return "unknown"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "CheckReport",
