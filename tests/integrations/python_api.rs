@@ -55,6 +55,15 @@ items:
     allocatable: {cpu: '4', memory: 16Gi, pods: '110'}
 ";
 
+/// A cluster that refuses connections.
+const UNREACHABLE: &str = "apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+";
+
 /// The compile script: kfp compiles the pipeline, a pristine copy of the
 /// project is kept for the command line, then the API runs; what it returns
 /// is printed as JSON. argv: the bad-input case directories.
@@ -141,6 +150,14 @@ tainted = kfsched.check("../pristine/pipelines", nodes="gpu-only.yaml")
 out["check_tainted"] = {"ok": tainted.ok,
                         "unschedulable": [c["message"] for c in tainted.unschedulable]}
 
+try:
+    kfsched.check("../pristine/pipelines", kubeconfig="unreachable.kubeconfig")
+    out["cluster"] = {"raised": None}
+except kfsched.ClusterError as e:
+    out["cluster"] = {"raised": type(e).__name__, "exit_code": e.exit_code,
+                      "stderr": "".join(l + "\n" for l in diags(e.diagnostics)),
+                      "category": e.diagnostics[0].category}
+
 v = kfsched.validate("policy.yaml")
 out["validate"] = {"file": v.file, "name": v.name, "rules": v.rules, "pools": v.pools,
                    "warnings": diags(v.warnings)}
@@ -210,6 +227,7 @@ fn a_compile_script_gets_from_the_api_exactly_what_the_command_line_writes() {
                 .to_string(),
         ),
         ("compile.py", SCRIPT.to_string()),
+        ("unreachable.kubeconfig", UNREACHABLE.to_string()),
     ] {
         std::fs::create_dir_all(work.join("pipelines")).expect("mkdir");
         std::fs::write(work.join(name), text).expect("write");
@@ -351,6 +369,19 @@ fn a_compile_script_gets_from_the_api_exactly_what_the_command_line_writes() {
         );
         assert!(tainted.stdout.contains(m), "{tainted}");
     }
+
+    let unreachable = cli(&[
+        "check",
+        "--kubeconfig",
+        "unreachable.kubeconfig",
+        "pipelines",
+    ]);
+    unreachable.code(3);
+    assert_eq!(
+        got["cluster"],
+        serde_json::json!({"raised": "ClusterError", "exit_code": 3,
+            "stderr": unreachable.stderr, "category": "cluster"})
+    );
 
     let validate = cli(&["validate", "-o", "json", "policy.yaml"]);
     validate.ok();
