@@ -13,7 +13,9 @@
 //! `src/bin/` owns the command line.
 #![forbid(unsafe_code)]
 
-pub use kfsched_core::{check, diag, diff, discover, explain, k8s, krm, policy, rewrite, suggest};
+pub use kfsched_core::{
+    admission, check, diag, diff, discover, explain, k8s, krm, policy, rewrite, suggest,
+};
 
 /// The live `node` commands (taint, label, cordon, drain, pools).
 pub use kfsched_cluster as node;

@@ -4,6 +4,7 @@
 mod bad_input;
 mod check;
 mod cli;
+mod export;
 mod golden;
 mod machine;
 mod pipeline_versions;

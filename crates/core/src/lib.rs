@@ -17,10 +17,15 @@
 //! 6. report: [`rewrite`] returns the new text and an [`outcome`] per file,
 //!    which [`explain`], [`diff`] and the KRM function ([`krm`]) render.
 //!
+//! Beside the flow, [`check`] judges placement as kube-scheduler does and
+//! [`admission`] exports the policy for the API server to apply at
+//! admission.
+//!
 //! The entry points are [`policy::Policy::load`], [`rewrite::process_all`]
 //! and [`krm::run`]; nothing here prints or exits.
 #![forbid(unsafe_code)]
 
+pub mod admission;
 pub mod check;
 pub mod diag;
 pub mod diff;

@@ -36,6 +36,32 @@ impl Glob {
     }
 }
 
+/// Which of a KFP v2 run's pods a rule reaches (`match.podRoles`). Files
+/// hold only executors (the task's own pod); drivers and importers exist
+/// only as pods, so only admission reaches them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PodRole {
+    Executor,
+    Driver,
+    Importer,
+}
+
+impl PodRole {
+    pub const ALL: [PodRole; 3] = [PodRole::Executor, PodRole::Driver, PodRole::Importer];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PodRole::Executor => "executor",
+            PodRole::Driver => "driver",
+            PodRole::Importer => "importer",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<PodRole> {
+        PodRole::ALL.into_iter().find(|r| r.name() == s)
+    }
+}
+
 /// `match` or `exclude`: each present key must match (AND); any glob of a key may match (OR).
 #[derive(Clone, Debug, Default)]
 pub struct Selector {
@@ -43,6 +69,8 @@ pub struct Selector {
     pub images: Option<Vec<Glob>>,
     pub pipelines: Option<Vec<Glob>>,
     pub kinds: Option<Vec<Glob>>,
+    /// `podRoles`; in `match`, absent means `[executor]`.
+    pub pod_roles: Option<Vec<PodRole>>,
 }
 
 impl Selector {
@@ -51,6 +79,14 @@ impl Selector {
             && self.images.is_none()
             && self.pipelines.is_none()
             && self.kinds.is_none()
+            && self.pod_roles.is_none()
+    }
+
+    /// Whether a pod of this role can be selected (in `match`: absent means executors only).
+    pub fn reaches(&self, role: PodRole) -> bool {
+        self.pod_roles
+            .as_deref()
+            .map_or(role == PodRole::Executor, |r| r.contains(&role))
     }
 }
 
@@ -61,15 +97,17 @@ pub enum Key {
     Images,
     Pipelines,
     Kinds,
+    PodRoles,
 }
 
 impl Key {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Key::Names => "names",
             Key::Images => "images",
             Key::Pipelines => "pipelines",
             Key::Kinds => "kinds",
+            Key::PodRoles => "podRoles",
         }
     }
 
@@ -79,10 +117,20 @@ impl Key {
             Key::Images => sel.images.as_deref(),
             Key::Pipelines => sel.pipelines.as_deref(),
             Key::Kinds => sel.kinds.as_deref(),
+            Key::PodRoles => None,
+        }
+    }
+
+    /// Whether the selector has this key.
+    fn present(self, sel: &Selector) -> bool {
+        match self {
+            Key::PodRoles => sel.pod_roles.is_some(),
+            k => k.globs(sel).is_some(),
         }
     }
 }
 
+/// The glob keys, in the order a verdict names the first that fails.
 const KEYS: [Key; 4] = [Key::Names, Key::Images, Key::Pipelines, Key::Kinds];
 
 /// What a component is matched on.
@@ -101,6 +149,7 @@ impl Subject<'_> {
             Key::Images => self.images.iter().any(|n| f(n)),
             Key::Pipelines => self.pipelines.iter().any(|n| f(n)),
             Key::Kinds => f(self.kind),
+            Key::PodRoles => f(PodRole::Executor.name()),
         }
     }
 
@@ -110,6 +159,7 @@ impl Subject<'_> {
             Key::Images => self.images.iter().map(String::as_str).collect(),
             Key::Pipelines => self.pipelines.iter().map(String::as_str).collect(),
             Key::Kinds => vec![self.kind],
+            Key::PodRoles => vec![PodRole::Executor.name()],
         }
     }
 }
@@ -133,6 +183,10 @@ impl Verdict {
     pub fn reason(&self, matcher: &Selector, exclude: &Selector, s: Subject) -> Option<String> {
         match *self {
             Verdict::Selected => None,
+            Verdict::Unmatched(Key::PodRoles) => Some(format!(
+                "match.podRoles [{}] does not reach executors, the only pods a file describes (drivers and importers are reached at admission: kubectl kfsched export admission)",
+                roles(matcher)
+            )),
             Verdict::Unmatched(key) => {
                 let g = key.globs(matcher).unwrap_or(&[]);
                 let values = s.values(key);
@@ -144,6 +198,7 @@ impl Verdict {
                         Key::Images => "images",
                         Key::Pipelines => "pipeline",
                         Key::Kinds => "kind",
+                        Key::PodRoles => "role",
                     };
                     format!("{what}: {}", list(&values))
                 };
@@ -153,6 +208,10 @@ impl Verdict {
                     globs(g)
                 ))
             }
+            Verdict::Excluded(Key::PodRoles) => Some(format!(
+                "exclude.podRoles [{}] excludes executors",
+                roles(exclude)
+            )),
             Verdict::Excluded(key) => {
                 let g = key.globs(exclude).unwrap_or(&[]);
                 for v in s.values(key) {
@@ -179,12 +238,21 @@ fn list(v: &[&str]) -> String {
     format!("{}{more}", shown.join(", "))
 }
 
+fn roles(sel: &Selector) -> String {
+    sel.pod_roles
+        .iter()
+        .flatten()
+        .map(|r| format!("{:?}", r.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn globs(g: &[Glob]) -> String {
     let t: Vec<String> = g.iter().map(|g| format!("{:?}", g.text)).collect();
     format!("[{}]", t.join(", "))
 }
 
-/// The first present key of `sel` that matches nothing.
+/// The first present glob key of `sel` that matches nothing.
 fn first_miss(sel: &Selector, s: &Subject) -> Option<Key> {
     KEYS.into_iter().find(|&k| {
         k.globs(sel)
@@ -192,15 +260,30 @@ fn first_miss(sel: &Selector, s: &Subject) -> Option<Key> {
     })
 }
 
-/// Whether a rule with these selectors selects the subject, and if not, why.
+/// Whether every glob key of the selector matches the subject (vacuously
+/// true without one); `podRoles` is not judged.
+pub fn matches_globs(sel: &Selector, s: &Subject) -> bool {
+    first_miss(sel, s).is_none()
+}
+
+/// Whether a rule with these selectors selects the subject, and if not,
+/// why. A subject is a component of a file: an executor.
 pub fn judge(matcher: &Selector, exclude: &Selector, s: &Subject) -> Verdict {
+    if !matcher.reaches(PodRole::Executor) {
+        return Verdict::Unmatched(Key::PodRoles);
+    }
     if let Some(miss) = first_miss(matcher, s) {
         return Verdict::Unmatched(miss);
     }
-    if !exclude.is_empty() && first_miss(exclude, s).is_none() {
+    let roles_hit = exclude
+        .pod_roles
+        .as_ref()
+        .is_none_or(|r| r.contains(&PodRole::Executor));
+    if !exclude.is_empty() && roles_hit && first_miss(exclude, s).is_none() {
         let key = KEYS
             .into_iter()
-            .find(|&k| k.globs(exclude).is_some())
+            .chain([Key::PodRoles])
+            .find(|&k| k.present(exclude))
             .unwrap_or(Key::Names);
         return Verdict::Excluded(key);
     }

@@ -14,6 +14,8 @@ pub struct ComponentReport {
     pub pipelines: Vec<String>,
     pub names: Vec<String>,
     pub images: Vec<String>,
+    /// A KFP v2 task's path (see `format::Component::task_path`).
+    pub task_path: Option<String>,
     /// One verdict per rule, in policy order.
     pub verdicts: Vec<Verdict>,
     pub before: serde_json::Value,

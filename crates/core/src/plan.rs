@@ -399,6 +399,7 @@ fn plan_component<'c>(
         } else {
             Vec::new()
         },
+        task_path: comp.task_path.clone(),
         verdicts: verdicts.to_vec(),
         before: if details {
             before.to_json()

@@ -41,6 +41,9 @@ const LAYERS: &[(&str, u8)] = &[
     // Placement: the pods the components become, judged as kube-scheduler
     // judges them (reads the rewrite's output under `-p`).
     ("check", 9),
+    // The policy as admission policies for the API server (resolves rules
+    // against pipeline files through the rewrite's reports).
+    ("admission", 9),
 ];
 
 fn layer(module: &str) -> Option<u8> {

@@ -56,6 +56,9 @@ pub enum Command {
     Check(Box<CheckArgs>),
     /// Run as a KRM function: ResourceList on stdin, ResourceList on stdout
     Fn(FnArgs),
+    /// Export the policy for the cluster to enforce
+    #[command(subcommand)]
+    Export(ExportCommand),
     /// Taint, label, cordon, drain and reconcile nodes on the live cluster
     Node(Box<NodeArgs>),
     /// Print a shell completion script
@@ -99,6 +102,69 @@ const VALIDATE_HELP: &str = "Examples:
   kubectl kfsched validate            # the policy found as for every command
 
 Exit codes: 0 valid, 2 invalid (every error, as FILE:LINE:COL: YAML.PATH: message).";
+
+/// What `export` writes.
+#[derive(Subcommand, Debug)]
+pub enum ExportCommand {
+    /// The policy as MutatingAdmissionPolicies: every pod a pipeline creates, and every node of a pool as it registers, gets the policy's scheduling from the API server itself
+    #[command(after_help = EXPORT_ADMISSION_HELP)]
+    Admission(ExportAdmissionArgs),
+}
+
+const EXPORT_ADMISSION_HELP: &str = "Examples:
+  # Apply the policy at admission (kube-apiserver 1.36 or later)
+  kubectl kfsched export admission -p policy.yaml | kubectl apply -f -
+
+  # What would change on the cluster
+  kubectl kfsched export admission -p policy.yaml | kubectl diff -f -
+
+  # Exact for these pipelines' tasks (display and component names resolved from the files)
+  kubectl kfsched export admission -p policy.yaml pipelines/
+
+  # Roll out gently: one namespace, and a pod the policy cannot judge is admitted as it is
+  kubectl kfsched export admission --namespace-selector team=ml --failure-policy Ignore
+
+Each rule is reported on stderr: exact, or approximate and why.
+Exit codes: 0 written, 2 bad usage, invalid input, or a rule admission cannot express (nothing written).";
+
+#[derive(Args, Debug)]
+pub struct ExportAdmissionArgs {
+    #[command(flatten)]
+    pub inputs: Inputs,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = ExportOutput::Yaml)]
+    pub output: ExportOutput,
+    /// Bind the pod policy only in namespaces whose labels match (kubectl selector syntax: team=ml,env in (prod))
+    #[arg(long = "namespace-selector", value_name = "SELECTOR")]
+    pub namespace_selector: Option<String>,
+    /// What the API server does with a pod or node the policy cannot judge: Fail refuses it, Ignore admits it unchanged
+    #[arg(long = "failure-policy", value_enum, default_value_t = FailurePolicyArg::Fail)]
+    pub failure_policy: FailurePolicyArg,
+    /// Prefix of the admission policies' names: PREFIX<policy name>
+    #[arg(
+        long = "name-prefix",
+        value_name = "PREFIX",
+        default_value = "kfsched."
+    )]
+    pub name_prefix: String,
+    /// Leave this rule out of the export (repeatable)
+    #[arg(long = "skip-rule", value_name = "RULE")]
+    pub skip_rules: Vec<String>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportOutput {
+    Yaml,
+    Json,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailurePolicyArg {
+    #[value(name = "Fail")]
+    Fail,
+    #[value(name = "Ignore")]
+    Ignore,
+}
 
 /// Inputs: positional paths and kubectl's `-f/--filename`, in that order.
 #[derive(Args, Debug)]

@@ -7,6 +7,7 @@ mod complete;
 mod completion;
 mod connection;
 mod exit;
+mod export;
 mod node;
 mod offline;
 mod report;
@@ -112,6 +113,7 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
         }
         Command::Check(a) => Ok(check::run(*a, policy, cli.verbose)),
         Command::Fn(a) => offline::krm(a, policy),
+        Command::Export(cli::ExportCommand::Admission(a)) => export::admission(a, policy),
         Command::Node(a) => Ok(node::run(*a, policy, cli.verbose)),
         Command::Completion(a) => {
             let shell = match a.shell {

@@ -180,6 +180,7 @@ impl Workflow {
                 pipelines: self.name.iter().cloned().collect(),
                 names,
                 images: images_of(tree, t),
+                task_path: None,
                 label: format!("template {tname:?} ({kind_key})"),
                 place: Place::Argo {
                     template: t,
@@ -232,6 +233,7 @@ impl Workflow {
                     pipelines: self.name.iter().cloned().collect(),
                     names,
                     images: images_of(tree, inline),
+                    task_path: None,
                     label: format!(
                         "inline template of {role} {cname:?} in template {tname:?} ({kind_key})"
                     ),

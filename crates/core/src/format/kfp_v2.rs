@@ -295,6 +295,7 @@ impl Pipeline {
                     pipelines: pipelines.clone(),
                     names,
                     images,
+                    task_path: Some(path.clone()),
                     label,
                     place: Place::KfpV2 {
                         executor: exec_label,

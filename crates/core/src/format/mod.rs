@@ -33,6 +33,9 @@ pub struct Component {
     pub names: Vec<String>,
     /// Main container images.
     pub images: Vec<String>,
+    /// A KFP v2 task's path from the root DAG (`outer/train`): with the
+    /// pipeline name, what identifies its pods at admission.
+    pub task_path: Option<String>,
     /// How messages name it: `task "train" (root/train)`.
     pub label: String,
     /// Where its scheduling lives.

@@ -95,6 +95,7 @@ impl Workload {
                     vec![name.clone()]
                 },
                 images,
+                task_path: None,
                 label: format!("{kind} {name:?}"),
                 place: Place::Workload(PodTemplate { template, spec }),
             },

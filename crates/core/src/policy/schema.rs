@@ -253,6 +253,11 @@ pub const SELECTOR: &[Field] = &[
         Shape::StrList,
         "Globs over the document kind: PipelineSpec, Workflow, CronWorkflow, Deployment, ...",
     ),
+    f(
+        "podRoles",
+        Shape::List(&Shape::Enum(&["executor", "driver", "importer"])),
+        "Which KFP v2 pods: executor (the task's own pod; the default in match), driver, importer. Drivers and importers are reached at admission only (export admission).",
+    ),
 ];
 
 pub const TAINT: &[Field] = &[
@@ -753,7 +758,9 @@ fn object_schema(fields: &[Field]) -> Json {
 /// did-you-mean for a neighbour (`names` at rule level is not `name`).
 fn belongs(key: &str) -> Option<&'static str> {
     Some(match key {
-        "names" | "images" | "pipelines" | "kinds" => "under a rule's `match:` or `exclude:`",
+        "names" | "images" | "pipelines" | "kinds" | "podRoles" => {
+            "under a rule's `match:` or `exclude:`"
+        }
         "tolerations" | "affinity" | "pool" | "podLabels" | "podAnnotations" | "strategy" => {
             "on a rule (an item of `spec.rules`), beside `match:`"
         }

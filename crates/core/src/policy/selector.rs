@@ -4,7 +4,7 @@ use serde_json::Value as Json;
 
 use super::known_kinds;
 use super::validate::{Validator, get};
-use crate::matching::{Glob, Selector};
+use crate::matching::{Glob, PodRole, Selector};
 use crate::suggest::nearest;
 
 impl Validator {
@@ -51,6 +51,20 @@ impl Validator {
                 "pipelines" => s.pipelines = Some(globs),
                 _ => s.kinds = Some(globs),
             }
+        }
+        if let Some(list) = get(j, "podRoles").and_then(Json::as_array) {
+            let p = format!("{path}.podRoles");
+            if list.is_empty() {
+                self.err(&p, "Required value: an empty list matches nothing; list at least one of executor, driver, importer, or remove \"podRoles\"");
+            }
+            // Unknown roles are reported by the schema; read as none.
+            let mut roles: Vec<PodRole> = list
+                .iter()
+                .filter_map(|r| r.as_str().and_then(PodRole::parse))
+                .collect();
+            roles.sort();
+            roles.dedup();
+            s.pod_roles = Some(roles);
         }
         s
     }

@@ -113,3 +113,32 @@ fn values_of_the_wrong_type_are_one_error_not_also_missing_values() {
         ]
     );
 }
+
+#[test]
+fn pod_roles_default_to_executors_and_reach_files_only_through_them() {
+    use crate::matching::{PodRole, Subject};
+    let p = load(
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: x}\nspec:\n  rules:\n  - name: plain\n    nodeSelector: {a: b}\n  - name: drivers\n    match: {podRoles: [driver, driver]}\n    nodeSelector: {a: b}\n  - name: both\n    match: {podRoles: [driver, executor]}\n    exclude: {podRoles: [importer]}\n    nodeSelector: {a: b}\n  - name: no-executors\n    exclude: {podRoles: [executor]}\n    nodeSelector: {a: b}\n",
+    )
+    .unwrap();
+    let names = vec!["train".to_string()];
+    let s = Subject {
+        names: &names,
+        images: &[],
+        pipelines: &[],
+        kind: "Workflow",
+    };
+    let verdicts: Vec<bool> = p.rules.iter().map(|r| r.judge(&s).selected()).collect();
+    assert_eq!(verdicts, [true, false, true, false]);
+    assert!(p.rules[0].matcher.reaches(PodRole::Executor));
+    assert!(!p.rules[0].matcher.reaches(PodRole::Driver));
+    assert_eq!(p.rules[1].matcher.pod_roles, Some(vec![PodRole::Driver]));
+    let why = p.rules[1].reason(&p.rules[1].judge(&s), s).unwrap();
+    assert!(why.contains("export admission"), "{why}");
+    let err = load(
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: x}\nspec:\n  rules:\n  - name: r\n    match: {podRoles: []}\n    nodeSelector: {a: b}\n",
+    )
+    .unwrap_err();
+    assert_eq!(err.0.len(), 1);
+    assert_eq!(err.0[0].path, "spec.rules[0].match.podRoles");
+}

@@ -1,0 +1,484 @@
+//! `export admission`: the policy as Kubernetes MutatingAdmissionPolicies
+//! (admissionregistration.k8s.io/v1, in process in kube-apiserver 1.36), so
+//! the cluster applies the rules to every pod a pipeline creates (KFP v2
+//! drivers and importers included) and the pools' labels and taints to
+//! every node as it registers — with SPEC §3's merge, the same as `rewrite`.
+//!
+//! What a rule can select at admission is what the pod carries: this
+//! module also says, rule by rule, whether that is exactly what `rewrite`
+//! selects ([`Exactness`]), and refuses what cannot be expressed. Pipeline
+//! files given to the export make the rules exact for their pipelines.
+
+mod cel;
+mod nodes;
+mod pods;
+mod regex;
+mod render;
+mod terms;
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value as Json, json};
+
+pub use nodes::forbidden_for_kubelets;
+pub use regex::glob_to_re2;
+pub use render::{json_list, yaml};
+
+use crate::diag::Diagnostic;
+use crate::k8s::{self, LabelSelector, SelOp};
+use crate::matching::{PodRole, Selector, Subject, matches_globs};
+use crate::outcome::{FileOutcome, Input, Options as RewriteOptions};
+use crate::policy::{Policy, Rule};
+use crate::rewrite::process_all;
+
+/// The annotation admission sets on a pod (the rules that selected it) or a
+/// node (the pools it joined).
+pub const ADMITTED_ANNOTATION: &str = "kfsched.dev/admitted";
+
+/// How the export is written.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Prepended to the policy's name: the objects' names.
+    pub name_prefix: String,
+    /// `Fail` (a pod the policy cannot judge is refused) or `Ignore`.
+    pub failure_policy: FailurePolicy,
+    /// The pod binding's namespace selector, kubectl syntax.
+    pub namespace_selector: Option<String>,
+    /// Rules left out by name.
+    pub skip_rules: Vec<String>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            name_prefix: "kfsched.".into(),
+            failure_policy: FailurePolicy::Fail,
+            namespace_selector: None,
+            skip_rules: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailurePolicy {
+    Fail,
+    Ignore,
+}
+
+impl FailurePolicy {
+    fn name(self) -> &'static str {
+        match self {
+            FailurePolicy::Fail => "Fail",
+            FailurePolicy::Ignore => "Ignore",
+        }
+    }
+}
+
+/// How faithfully admission applies a rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exactness {
+    /// The pods the rule selects are the components `rewrite` selects.
+    Exact,
+    /// Selected from what the pods carry, which lacks something a glob may
+    /// be meant for; each reason says what and in which direction.
+    Approximate(Vec<String>),
+}
+
+/// What the export says about one rule.
+#[derive(Clone, Debug)]
+pub struct RuleReport {
+    pub name: String,
+    /// The pods it reaches (`KFP v2 executor pods`, `Argo workflow pods`, ...).
+    pub reaches: Vec<&'static str>,
+    pub exactness: Exactness,
+    /// Pipelines of the given files whose pods it selects exactly.
+    pub exact_pipelines: Vec<String>,
+}
+
+/// What the export says about one node pool.
+#[derive(Clone, Debug)]
+pub struct PoolReport {
+    pub name: String,
+    /// Why the pool is not in the node policy, when it is not.
+    pub left_out: Option<String>,
+}
+
+/// The exported objects and what they do.
+#[derive(Clone, Debug)]
+pub struct Export {
+    /// The pod policy and its binding, then the node policy and its binding
+    /// when a pool has labels or taints.
+    pub objects: Vec<Json>,
+    pub rules: Vec<RuleReport>,
+    pub skipped_rules: Vec<String>,
+    pub pools: Vec<PoolReport>,
+}
+
+/// Pod families a rule's kinds can reach, and the kinds admission cannot see.
+struct Reach {
+    kfp_v2: bool,
+    argo: bool,
+    /// Kinds the globs match that no pod says it came from.
+    invisible: Vec<&'static str>,
+}
+
+fn reach(sel: &Selector) -> Reach {
+    let Some(globs) = &sel.kinds else {
+        return Reach {
+            kfp_v2: true,
+            argo: true,
+            invisible: Vec::new(),
+        };
+    };
+    let any = |k: &str| globs.iter().any(|g| g.matches(k));
+    Reach {
+        kfp_v2: any(crate::format::kfp_v2::KIND),
+        argo: any("Workflow"),
+        invisible: crate::policy::known_kinds()
+            .filter(|k| *k != crate::format::kfp_v2::KIND && *k != "Workflow" && any(k))
+            .collect(),
+    }
+}
+
+/// Keys of pod metadata that the pod policy reads to recognise a pod: a
+/// rule that set them would change what later rules see.
+fn read_by_admission(key: &str) -> bool {
+    key == ADMITTED_ANNOTATION
+        || key.starts_with("workflows.argoproj.io/")
+        || key.starts_with("pipelines.kubeflow.org/")
+}
+
+/// The export of one policy. `inputs` are pipeline files that resolve the
+/// rules to the exact tasks they select in them.
+pub fn export(
+    policy: &Policy,
+    inputs: &[Input],
+    opts: &Options,
+) -> Result<Export, Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    if policy.name.is_empty() {
+        errors.push(Diagnostic {
+            file: policy.file.clone(),
+            line: policy.location("metadata").0,
+            col: policy.location("metadata").1,
+            path: "metadata.name".into(),
+            message:
+                "the policy needs metadata.name: it names the admission policies (kfsched.<name>)"
+                    .into(),
+        });
+    }
+    for s in &opts.skip_rules {
+        if !policy.rules.iter().any(|r| &r.name == s) {
+            let hint = crate::suggest::nearest(s, policy.rules.iter().map(|r| r.name.as_str()))
+                .map(|n| format!("; did you mean {n:?}?"))
+                .unwrap_or_default();
+            errors.push(Diagnostic::file(
+                &policy.file,
+                format!("--skip-rule {s:?}: the policy has no rule of that name{hint}"),
+            ));
+        }
+    }
+    let selector = match opts.namespace_selector.as_deref().map(LabelSelector::parse) {
+        Some(Err(e)) => {
+            errors.push(Diagnostic::file(
+                "--namespace-selector",
+                format!("invalid label selector: {e}"),
+            ));
+            None
+        }
+        Some(Ok(s))
+            if s.requirements
+                .iter()
+                .any(|r| matches!(r.op, SelOp::GreaterThan | SelOp::LessThan)) =>
+        {
+            errors.push(Diagnostic::file(
+                "--namespace-selector",
+                "a namespace selector takes =, ==, !=, in, notin, key and !key, not > or <",
+            ));
+            None
+        }
+        Some(Ok(s)) => Some(s),
+        None => None,
+    };
+    let resolution = resolve(policy, inputs).map_err(|mut d| {
+        d.append(&mut errors);
+        d
+    })?;
+    let mut exported: Vec<&Rule> = Vec::new();
+    let mut reports = Vec::new();
+    let mut skipped = Vec::new();
+    for rule in &policy.rules {
+        if opts.skip_rules.contains(&rule.name) {
+            skipped.push(rule.name.clone());
+            continue;
+        }
+        for (field, pairs) in [
+            ("podLabels", &rule.pod_labels),
+            ("podAnnotations", &rule.pod_annotations),
+        ] {
+            for (k, _) in pairs.iter().filter(|(k, _)| read_by_admission(k)) {
+                errors.push(policy.rule_diag(
+                    rule,
+                    field,
+                    format!("rule {:?} sets {k}, which admission reads to recognise pipeline pods (it would change what the rules see); remove it, or leave the rule out with --skip-rule {}", rule.name, rule.name),
+                ));
+            }
+        }
+        match report(rule, resolution.as_ref()) {
+            Ok(r) => {
+                reports.push(r);
+                exported.push(rule);
+            }
+            Err(why) => errors.push(policy.rule_diag(
+                rule,
+                "match",
+                format!(
+                    "rule {:?} cannot be enforced at admission: {why}; leave it out with --skip-rule {}",
+                    rule.name, rule.name
+                ),
+            )),
+        }
+    }
+    let mut pools = Vec::new();
+    let mut node_pools = Vec::new();
+    for (i, pool) in policy.pools.iter().enumerate() {
+        for (k, _) in &pool.labels {
+            if let Some(why) = forbidden_for_kubelets(k) {
+                let path =
+                    crate::policy::schema::entry_path(&format!("spec.nodePools[{i}].labels"), k);
+                let (line, col) = policy.location(&path);
+                errors.push(Diagnostic {
+                    file: policy.file.clone(),
+                    line,
+                    col,
+                    path,
+                    message: format!(
+                        "pool {:?}: label {k} cannot be added when a node registers: {why}",
+                        pool.name
+                    ),
+                });
+            }
+        }
+        let left_out = if pool.labels.is_empty() && pool.taints.is_empty() {
+            Some("it has no labels or taints to add".to_string())
+        } else if pool.nodes.is_empty() && pool.node_selector.is_none() {
+            Some("it has neither nodes nor nodeSelector, so no node joins it".to_string())
+        } else {
+            node_pools.push(pool);
+            None
+        };
+        pools.push(PoolReport {
+            name: pool.name.clone(),
+            left_out,
+        });
+    }
+    let name = format!("{}{}", opts.name_prefix, policy.name);
+    let node_name = format!("{name}.nodes");
+    if !policy.name.is_empty() {
+        for n in [&name, &node_name] {
+            for m in k8s::node_name(n) {
+                errors.push(Diagnostic::file(
+                    "--name-prefix",
+                    format!("the admission policy name {n:?} is not valid: {m}"),
+                ));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let fp = opts.failure_policy.name();
+    let mut objects = Vec::new();
+    if !exported.is_empty() {
+        objects.push(pods::policy(&name, &exported, resolution.as_ref(), fp));
+        objects.push(binding(&name, selector.as_ref()));
+    }
+    if !node_pools.is_empty() {
+        objects.push(nodes::policy(&node_name, &node_pools, fp));
+        objects.push(binding(&node_name, None));
+    }
+    Ok(Export {
+        objects,
+        rules: reports,
+        skipped_rules: skipped,
+        pools,
+    })
+}
+
+fn binding(name: &str, namespaces: Option<&LabelSelector>) -> Json {
+    let mut spec = json!({"policyName": name});
+    if let Some(sel) = namespaces {
+        let exprs: Vec<Json> = sel
+            .requirements
+            .iter()
+            .map(|r| {
+                let (op, values) = match r.op {
+                    SelOp::Equals | SelOp::In => ("In", Some(&r.values)),
+                    SelOp::NotEquals | SelOp::NotIn => ("NotIn", Some(&r.values)),
+                    SelOp::Exists => ("Exists", None),
+                    SelOp::DoesNotExist => ("DoesNotExist", None),
+                    // Refused when the options are read.
+                    SelOp::GreaterThan | SelOp::LessThan => ("", None),
+                };
+                match values {
+                    Some(v) => json!({"key": r.key, "operator": op, "values": v}),
+                    None => json!({"key": r.key, "operator": op}),
+                }
+            })
+            .collect();
+        spec["matchResources"] = json!({"namespaceSelector": {"matchExpressions": exprs}});
+    }
+    json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": spec,
+    })
+}
+
+/// The KFP v2 components of the pipeline files, and which each rule selects.
+fn resolve(policy: &Policy, inputs: &[Input]) -> Result<Option<pods::Resolution>, Vec<Diagnostic>> {
+    if inputs.is_empty() {
+        return Ok(None);
+    }
+    let opts = RewriteOptions {
+        details: true,
+        report_errors: true,
+        version_suffix: None,
+    };
+    let mut outcomes: Vec<FileOutcome> = Vec::new();
+    let mut errors = Vec::new();
+    for r in process_all(inputs, policy, &opts) {
+        match r {
+            Ok(o) => outcomes.push(o),
+            Err(d) => errors.extend(d),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut res = pods::Resolution {
+        selected: vec![BTreeSet::new(); policy.rules.len()],
+        matched: vec![BTreeSet::new(); policy.rules.len()],
+        ..Default::default()
+    };
+    let no_roles = |s: &Selector| Selector {
+        pod_roles: None,
+        ..s.clone()
+    };
+    for o in &outcomes {
+        for d in &o.docs {
+            for c in &d.components {
+                let Some(path) = &c.task_path else { continue };
+                let subject = Subject {
+                    names: &c.names,
+                    images: &c.images,
+                    pipelines: &c.pipelines,
+                    kind: &c.kind,
+                };
+                for p in &c.pipelines {
+                    res.known.insert((p.clone(), path.clone()));
+                }
+                for r in &policy.rules {
+                    if !matches_globs(&no_roles(&r.matcher), &subject) {
+                        continue;
+                    }
+                    let ex = no_roles(&r.exclude);
+                    let excluded = !r.exclude.is_empty() && matches_globs(&ex, &subject);
+                    for p in &c.pipelines {
+                        res.matched[r.index].insert((p.clone(), path.clone()));
+                        if !excluded {
+                            res.selected[r.index].insert((p.clone(), path.clone()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(Some(res))
+}
+
+/// What the rule reaches at admission and how exactly, or why it cannot
+/// be expressed.
+fn report(rule: &Rule, resolution: Option<&pods::Resolution>) -> Result<RuleReport, String> {
+    let r = reach(&rule.matcher);
+    let roles = rule
+        .matcher
+        .pod_roles
+        .clone()
+        .unwrap_or_else(|| vec![PodRole::Executor]);
+    let v2_roles: Vec<PodRole> = if r.kfp_v2 { roles.clone() } else { Vec::new() };
+    let argo = r.argo && roles.contains(&PodRole::Executor);
+    let mut reaches = Vec::new();
+    for role in &v2_roles {
+        reaches.push(match role {
+            PodRole::Executor => "KFP v2 executor pods",
+            PodRole::Driver => "KFP v2 driver pods",
+            PodRole::Importer => "KFP v2 importer pods",
+        });
+    }
+    if argo {
+        reaches.push("KFP v1 and Argo workflow pods");
+    }
+    let exact_pipelines: Vec<String> = resolution
+        .filter(|_| !v2_roles.is_empty())
+        .map(|res| {
+            let mut p: Vec<String> = res.known.iter().map(|(p, _)| p.clone()).collect();
+            p.dedup();
+            p
+        })
+        .unwrap_or_default();
+    if reaches.is_empty() {
+        let why = if !r.invisible.is_empty() {
+            format!(
+                "match.kinds selects only {}, which no pod says it came from (plain workloads' pods carry controller-made names, and a workflow's pods do not say a CronWorkflow or template made it); rewrite reaches them offline",
+                r.invisible.join(", ")
+            )
+        } else {
+            "match.podRoles reaches only KFP v2 drivers or importers, and match.kinds excludes KFP v2 pods".to_string()
+        };
+        return Err(why);
+    }
+    let mut approx = Vec::new();
+    for (sel, what, direction) in [
+        (&rule.matcher, "match", ""),
+        (
+            &rule.exclude,
+            "exclude",
+            " (so it may apply where rewrite excludes)",
+        ),
+    ] {
+        if sel.names.is_some() && v2_roles.contains(&PodRole::Executor) {
+            approx.push(format!(
+                "{what}.names: KFP v2 executor pods carry no display names, and their component names are read from the executor label{direction}"
+            ));
+        }
+        if sel.names.is_some() && argo {
+            approx.push(format!(
+                "{what}.names: KFP v1 pods' component names are read from the component_spec annotation by pattern{direction}"
+            ));
+        }
+        if sel.pipelines.is_some() && argo {
+            approx.push(format!(
+                "{what}.pipelines: KFP v1 and Argo pods carry their workflow's name, read without its generated suffix{direction}"
+            ));
+        }
+    }
+    if !r.invisible.is_empty() {
+        approx.push(format!(
+            "match.kinds also names {}, whose pods do not say so",
+            r.invisible.join(", ")
+        ));
+    }
+    let exactness = if approx.is_empty() {
+        Exactness::Exact
+    } else {
+        Exactness::Approximate(approx)
+    };
+    Ok(RuleReport {
+        name: rule.name.clone(),
+        reaches,
+        exactness,
+        exact_pipelines,
+    })
+}

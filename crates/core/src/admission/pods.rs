@@ -1,0 +1,581 @@
+//! The MutatingAdmissionPolicy for pods: how a pod that Argo creates for a
+//! KFP v2, KFP v1 or plain Argo workflow says what it is (variables), which
+//! rules select it (one variable per rule), and the rules' scheduling
+//! merged into it as SPEC §3 merges it into a file (mutations, in rule
+//! order). See `docs/guide.md#admission` for what each pod carries.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value as Json, json};
+
+use super::cel::{self, Value, add, lit, lits, pointer_segment};
+use super::regex::glob_to_re2;
+use super::terms;
+use crate::matching::{Glob, PodRole, Selector};
+use crate::policy::{Rule, Strategy};
+use crate::scheduling::{Shape, TolKey, tol_from_raw, tol_value};
+
+/// What the pipeline files given to the export say: the KFP v2 components
+/// they hold, and which of them each rule selects, so that a rule selects
+/// the pods of those pipelines exactly, whatever the pod lacks.
+#[derive(Clone, Debug, Default)]
+pub struct Resolution {
+    /// Every KFP v2 component of the files, as (pipeline, task path).
+    pub known: BTreeSet<(String, String)>,
+    /// Per rule of the policy: the components it selects, and the ones its
+    /// `match` selects before `exclude` (`podRoles` aside in both).
+    pub selected: Vec<BTreeSet<(String, String)>>,
+    pub matched: Vec<BTreeSet<(String, String)>>,
+}
+
+/// The variables every rule reads: what the pod is and what it is named.
+/// Each reads only what Argo, KFP and the SDKs put on the pod, with every
+/// index guarded.
+fn common_variables(resolution: Option<&Resolution>) -> Vec<(String, String)> {
+    let arg = |flag: &str| {
+        let f = lit(flag);
+        format!(
+            "string(variables.argv.exists(a, a == {f}) && variables.argv.indexOf({f}) + 1 < size(variables.argv) ?\n  variables.argv[variables.argv.indexOf({f}) + 1] : '')"
+        )
+    };
+    // A string field of a compact JSON argument (`"key":"value"`), or ''.
+    let json_field = |expr: &str, prefix: &str, index: usize| {
+        format!(
+            "string([{expr}.find({})].map(m, m == '' ? '' : m.split('\"')[{index}])[0])",
+            lit(&format!("{}[^\"]*\"", regex_escape(prefix)))
+        )
+    };
+    let mut v: Vec<(String, String)> = vec![
+        (
+            "kfp_v2".into(),
+            "object.metadata.?labels[?'pipelines.kubeflow.org/v2_component'].orValue('') == 'true'"
+                .into(),
+        ),
+        (
+            "kfp_v1".into(),
+            "object.metadata.?labels[?'pipelines.kubeflow.org/pipeline-sdk-type'].orValue('') == 'kfp'"
+                .into(),
+        ),
+        (
+            "workflow".into(),
+            "object.metadata.?labels[?'workflows.argoproj.io/workflow'].orValue('')".into(),
+        ),
+        (
+            "main".into(),
+            "object.spec.containers.filter(c, c.name == 'main')".into(),
+        ),
+        (
+            "argv".into(),
+            "size(variables.main) == 0 ? [] :\n  variables.main[0].?command.orValue([]) + variables.main[0].?args.orValue([])".into(),
+        ),
+        ("arg_pipeline_name".into(), arg("--pipeline_name")),
+        ("arg_executor_type".into(), arg("--executor_type")),
+        ("arg_task_name".into(), arg("--task_name")),
+        ("arg_task".into(), arg("--task")),
+        ("arg_container".into(), arg("--container")),
+        ("arg_component".into(), arg("--component")),
+        ("arg_component_spec".into(), arg("--component_spec")),
+        (
+            "role".into(),
+            "!variables.kfp_v2 ? 'executor' :\n\
+             object.metadata.?annotations[?'pipelines.kubeflow.org/runtime-role'].orValue('') == 'driver' ? 'driver' :\n\
+             object.metadata.?annotations[?'pipelines.kubeflow.org/runtime-role'].orValue('') == 'launcher' ? 'executor' :\n\
+             variables.main.exists(c, c.?command.orValue([]) == ['driver']) ? 'driver' :\n\
+             variables.arg_executor_type == 'importer' ? 'importer' :\n\
+             object.spec.?initContainers.orValue([]).exists(c, c.name == 'kfp-launcher') ? 'executor' : ''"
+                .into(),
+        ),
+        (
+            "node_segments".into(),
+            "[object.metadata.?annotations[?'workflows.argoproj.io/node-name'].orValue('')].map(n,\n  \
+             variables.workflow != '' && n.startsWith(variables.workflow) ? n.substring(size(variables.workflow)) : ''\n\
+             )[0].split('.').map(s, s.split('(')[0].split('[')[0]).filter(s, s != '')"
+                .into(),
+        ),
+        (
+            "path".into(),
+            "[variables.node_segments].map(g, variables.kfp_v2 ?\n  \
+             g.transformList(i, s,\n    \
+             i > 0 && s != 'iteration-iterations' && !(g[i - 1] == 'iteration-iterations' && s == 'iteration-item') &&\n    \
+             !(i == size(g) - 1 && s == 'executor' && variables.role != 'driver'),\n    \
+             i == size(g) - 1 && variables.role == 'driver' && s.endsWith('-driver') ? s.substring(0, size(s) - 7) : s\n  \
+             ).join('/') :\n  \
+             size(g) > 0 && g[0] == 'onExit' ? '' : g.join('/')\n\
+             )[0]"
+                .into(),
+        ),
+        (
+            "task".into(),
+            "[variables.path.split('/')].map(p, p[size(p) - 1])[0]".into(),
+        ),
+        (
+            "template".into(),
+            "[object.metadata.?name.orValue('')].map(n,\n  \
+             variables.workflow != '' && n.startsWith(variables.workflow + '-') && n.lastIndexOf('-') > size(variables.workflow) ?\n    \
+             n.substring(size(variables.workflow) + 1, n.lastIndexOf('-')) : ''\n\
+             )[0]"
+                .into(),
+        ),
+        (
+            "executor_label".into(),
+            json_field(
+                "(variables.arg_component_spec + variables.arg_component)",
+                "\"executorLabel\":\"",
+                3,
+            ),
+        ),
+        (
+            "component".into(),
+            json_field("variables.arg_task", "\"componentRef\":{\"name\":\"", 5),
+        ),
+        (
+            // The display name from the driver's `--task` JSON (Go's encoder
+            // escapes `"`, `\\`, `<`, `>` and `&`, which stay escaped here).
+            "display_name".into(),
+            format!(
+                "[variables.arg_task.find({})].map(m, m == '' ? '' : m.substring(20, size(m) - 1))[0]",
+                lit(r#""taskInfo":\{"name":"(?:[^"\\]|\\.)*""#)
+            ),
+        ),
+        (
+            "names".into(),
+            "(variables.kfp_v2 ?\n  \
+             (variables.role == 'driver' ?\n    \
+             [variables.arg_task_name, variables.path, variables.display_name, variables.component,\n     \
+             variables.component.startsWith('comp-') ? variables.component.substring(5) : '', variables.executor_label] :\n   \
+             variables.role == 'executor' ?\n    \
+             [variables.task, variables.path, variables.executor_label,\n     \
+             variables.executor_label.startsWith('exec-') ? 'comp-' + variables.executor_label.substring(5) : '',\n     \
+             variables.executor_label.startsWith('exec-') ? variables.executor_label.substring(5) : ''] :\n    \
+             [variables.task, variables.path]) :\n  \
+             [variables.template, variables.task, variables.path] + (!variables.kfp_v1 ? [] : [\n    \
+             object.metadata.?annotations[?'pipelines.kubeflow.org/task_display_name'].orValue(''),\n    \
+             [object.metadata.?annotations[?'pipelines.kubeflow.org/component_spec'].orValue('').find(COMPONENT_SPEC_NAME)]\n      \
+             .map(m, m == '' ? '' : m.split('\"')[3])[0]])\n\
+             ).filter(n, n != '')"
+                .replace("COMPONENT_SPEC_NAME", &lit(r#""name": "[^"]*"(, "outputs"|\}$)"#)),
+        ),
+        (
+            "images".into(),
+            format!(
+                "(variables.kfp_v2 && variables.role == 'driver' ?\n  [{}] :\n  variables.main.map(c, c.?image.orValue(''))).filter(i, i != '')",
+                json_field("variables.arg_container", "\"image\":\"", 3)
+            ),
+        ),
+        (
+            "pipelines".into(),
+            "(variables.kfp_v2 ? [variables.arg_pipeline_name] :\n  \
+             [variables.workflow, variables.workflow.matches('^.+-[a-z0-9]{5}$') ?\n    \
+             variables.workflow.substring(0, size(variables.workflow) - 6) : '']).filter(p, p != '')"
+                .into(),
+        ),
+        (
+            "kinds".into(),
+            "variables.kfp_v2 ? ['PipelineSpec'] : ['Workflow']".into(),
+        ),
+    ];
+    // List literals must be homogeneous: what a `map(...)[0]` gives is
+    // `dyn`, so the string-valued variables say that they are strings.
+    for (name, e) in v.iter_mut() {
+        if ["path", "task", "template", "display_name"].contains(&name.as_str()) {
+            *e = format!("string({e})");
+        }
+    }
+    if let Some(r) = resolution {
+        v.push((
+            "resolved".into(),
+            format!(
+                "variables.kfp_v2 && [variables.arg_pipeline_name, variables.path] in {}",
+                pairs(&r.known)
+            ),
+        ));
+    }
+    v
+}
+
+/// A regular expression matching `s` literally.
+fn regex_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn pairs(set: &BTreeSet<(String, String)>) -> String {
+    let items: Vec<String> = set
+        .iter()
+        .map(|(p, t)| format!("[{}, {}]", lit(p), lit(t)))
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// `variables.<list>` has an element a glob matches.
+fn glob_test(list: &str, globs: &[Glob], path_like: bool) -> String {
+    let tests: Vec<String> = globs
+        .iter()
+        .filter_map(|g| glob_to_re2(&g.text, path_like))
+        .map(|re| format!("x.matches({})", lit(&re)))
+        .collect();
+    if tests.is_empty() {
+        return "false".into();
+    }
+    format!("variables.{list}.exists(x, {})", tests.join(" || "))
+}
+
+/// The conditions of a selector's glob keys (ANDed).
+fn glob_conditions(sel: &Selector) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(g) = &sel.names {
+        out.push(glob_test("names", g, true));
+    }
+    if let Some(g) = &sel.images {
+        out.push(glob_test("images", g, false));
+    }
+    if let Some(g) = &sel.pipelines {
+        out.push(glob_test("pipelines", g, false));
+    }
+    if let Some(g) = &sel.kinds {
+        out.push(glob_test("kinds", g, false));
+    }
+    out
+}
+
+fn roles_test(roles: &[PodRole]) -> String {
+    let names: Vec<&str> = roles.iter().map(|r| r.name()).collect();
+    format!("variables.role in {}", lits(&names))
+}
+
+fn all(parts: &[String]) -> String {
+    match parts {
+        [] => "true".into(),
+        [one] => one.clone(),
+        _ => parts
+            .iter()
+            .map(|p| format!("({p})"))
+            .collect::<Vec<_>>()
+            .join(" && "),
+    }
+}
+
+/// Whether the rule selects the pod: its roles, its globs over what the
+/// pod carries, and, for KFP v2 pods of the pipeline files, the task paths
+/// the rule selects in them.
+pub(super) fn rule_predicate(rule: &Rule, resolution: Option<&Resolution>) -> String {
+    let roles = rule
+        .matcher
+        .pod_roles
+        .clone()
+        .unwrap_or_else(|| vec![PodRole::Executor]);
+    let matched = all(&glob_conditions(&rule.matcher));
+    let exclude_globs = all(&glob_conditions(&rule.exclude));
+    // Excluded: every present key of `exclude` matches, podRoles included.
+    let excluded = if rule.exclude.is_empty() {
+        "false".to_string()
+    } else {
+        let mut parts = Vec::new();
+        if let Some(r) = &rule.exclude.pod_roles {
+            parts.push(roles_test(r));
+        }
+        if !glob_conditions(&rule.exclude).is_empty() {
+            parts.push(exclude_globs.clone());
+        }
+        all(&parts)
+    };
+    let approx = format!("({matched}) && !({excluded})");
+    let Some(r) = resolution else {
+        return format!("{} && {approx}", roles_test(&roles));
+    };
+    let key = "[variables.arg_pipeline_name, variables.path]";
+    let selected = &r.selected[rule.index];
+    let exact = match &rule.exclude.pod_roles {
+        // `exclude` holds for these roles only: the others are judged by `match` alone.
+        Some(ex) => format!(
+            "({} ? {key} in {} : {key} in {})",
+            roles_test(ex),
+            pairs(selected),
+            pairs(&r.matched[rule.index])
+        ),
+        None => format!("{key} in {}", pairs(selected)),
+    };
+    format!(
+        "{} && (variables.resolved ? {exact} : {approx})",
+        roles_test(&roles)
+    )
+}
+
+/// A rule's tolerations in the pod's shape, each with its comparable key,
+/// duplicates after the first left out (the merge would not add them
+/// twice, and `strategy: replace` keeps one of each).
+fn rule_tolerations(rule: &Rule) -> Vec<(TolKey, Json)> {
+    let mut out: Vec<(TolKey, Json)> = Vec::new();
+    for t in &rule.tolerations {
+        let v = tol_value(t, Shape::K8s);
+        if let Some(key) = tol_from_raw(&v).key {
+            if !out.iter().any(|(k, _)| *k == *key) {
+                out.push(((*key).clone(), v.to_json()));
+            }
+        }
+    }
+    out
+}
+
+/// A pod toleration `x` equals the policy's (SPEC §3: key, operator with
+/// empty as Equal, value, effect, tolerationSeconds as an integer).
+fn toleration_equals(x: &str, k: &TolKey) -> String {
+    let op = if k.operator == "Equal" {
+        format!("{x}.?operator.orValue('') in ['', 'Equal']")
+    } else {
+        format!("{x}.?operator.orValue('') == {}", lit(&k.operator))
+    };
+    let seconds = match k.seconds {
+        Some(s) => {
+            format!("{x}.?tolerationSeconds.orValue(-1) == {s} && has({x}.tolerationSeconds)")
+        }
+        None => format!("!has({x}.tolerationSeconds)"),
+    };
+    format!(
+        "{x}.?key.orValue('') == {} && {op} && {x}.?value.orValue('') == {} && {x}.?effect.orValue('') == {} && {seconds}",
+        lit(&k.key),
+        lit(&k.value),
+        lit(&k.effect)
+    )
+}
+
+const TOLERATION: &str = "Object.spec.tolerations";
+
+/// DefaultTolerationSeconds gives every pod these (`node.kubernetes.io/not-ready`
+/// and `unreachable`, NoExecute, 300 s) before any policy runs, and again
+/// when a policy's change sends the pod through the chain once more: a
+/// `strategy: replace` keeps them, as the pod of a rewritten file gets them
+/// after the template's tolerations.
+fn default_toleration(x: &str) -> String {
+    format!(
+        "{x}.?key.orValue('') in ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable'] && {x}.?operator.orValue('') == 'Exists' && {x}.?effect.orValue('') == 'NoExecute'"
+    )
+}
+
+/// The JSON Patch operations of a rule's tolerations.
+fn toleration_ops(rule: &Rule) -> Vec<String> {
+    let tols = rule_tolerations(rule);
+    if tols.is_empty() {
+        return Vec::new();
+    }
+    let current = "object.spec.?tolerations.orValue([])";
+    if rule.strategy == Strategy::Replace && rule.names_tolerations {
+        // Replaced unless the pod has exactly these (the defaults aside), in order.
+        let mut same = vec![format!(
+            "size({current}.filter(x, !({}))) == {}",
+            default_toleration("x"),
+            tols.len()
+        )];
+        for (i, (k, _)) in tols.iter().enumerate() {
+            same.push(format!(
+                "[{current}.filter(x, !({}))].map(l, {})[0]",
+                default_toleration("x"),
+                toleration_equals(&format!("l[{i}]"), k)
+            ));
+        }
+        let covered: Vec<String> = tols
+            .iter()
+            .map(|(k, _)| format!("x.?key.orValue('') == {}", lit(&k.key)))
+            .collect();
+        let mut ops = vec![add("/spec/tolerations", &Value::EmptyList)];
+        for (_, v) in &tols {
+            ops.push(add(
+                "/spec/tolerations/-",
+                &Value::Object(cel::object(TOLERATION, v)),
+            ));
+        }
+        return vec![format!(
+            "({}) ? [] :\n  [{}] +\n  {current}.filter(x, ({}) && !({})).map(x, {})",
+            all(&same),
+            ops.join(",\n   "),
+            default_toleration("x"),
+            covered.join(" || "),
+            cel::patch("add", "'/spec/tolerations/-'", &Value::Existing("x".into()))
+        )];
+    }
+    let mut out = vec![format!(
+        "(has(object.spec.tolerations) ? [] : [{}])",
+        add("/spec/tolerations", &Value::EmptyList)
+    )];
+    for (k, v) in &tols {
+        out.push(format!(
+            "({current}.exists(x, {}) ? [] :\n   [{}])",
+            toleration_equals("x", k),
+            add(
+                "/spec/tolerations/-",
+                &Value::Object(cel::object(TOLERATION, v))
+            )
+        ));
+    }
+    vec![out.join(" +\n  ")]
+}
+
+/// A map of strings at `path` (`/spec/nodeSelector`, `/metadata/labels`):
+/// each key set to the rule's value, or the whole map replaced.
+fn map_ops(path: &str, cel_path: &str, pairs: &[(String, String)], replace: bool) -> Vec<String> {
+    if pairs.is_empty() {
+        return Vec::new();
+    }
+    let whole = add(path, &Value::StringMap(pairs.to_vec()));
+    let has_all: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "{} in {cel_path} && {cel_path}[{}] == {}",
+                lit(k),
+                lit(k),
+                lit(v)
+            )
+        })
+        .collect();
+    let parent_has = format!("has({cel_path})");
+    if replace {
+        return vec![format!(
+            "{parent_has} && size({cel_path}) == {} && {} ? [] : [{whole}]",
+            pairs.len(),
+            has_all.join(" && ")
+        )];
+    }
+    let mut each = Vec::new();
+    for ((k, v), present) in pairs.iter().zip(&has_all) {
+        each.push(format!(
+            "({present} ? [] : [{}])",
+            add(
+                &format!("{path}/{}", pointer_segment(k)),
+                &Value::Str(v.clone())
+            )
+        ));
+    }
+    vec![format!(
+        "(!{parent_has} ? [{whole}] :\n   {})",
+        each.join(" +\n   ")
+    )]
+}
+
+/// The mutations of one rule, in the order SPEC §3 merges: tolerations,
+/// node selector, required then preferred node affinity, pod affinity,
+/// labels and annotations. Each mutation sees what the previous one wrote.
+pub(super) fn rule_mutations(rule: &Rule, var: &str) -> Vec<String> {
+    let guard = format!("!variables.{var} ? [] :\n  ");
+    let mut first = toleration_ops(rule);
+    let replace = rule.strategy == Strategy::Replace;
+    first.extend(map_ops(
+        "/spec/nodeSelector",
+        "object.spec.nodeSelector",
+        &rule.node_selector,
+        replace && rule.names_node_selector,
+    ));
+    // Labels and annotations always merge (KFP's own metadata stays).
+    first.extend(map_ops(
+        "/metadata/labels",
+        "object.metadata.labels",
+        &rule.pod_labels,
+        false,
+    ));
+    first.extend(map_ops(
+        "/metadata/annotations",
+        "object.metadata.annotations",
+        &rule.pod_annotations,
+        false,
+    ));
+    let mut out = Vec::new();
+    if !first.is_empty() {
+        out.push(format!("{guard}{}", first.join(" +\n  ")));
+    }
+    if replace && rule.names_affinity {
+        out.push(format!("{guard}{}", terms::replace_affinity(rule)));
+    } else {
+        for step in &rule.required {
+            out.push(format!("{guard}{}", terms::and_required(step)));
+        }
+        if let Some(m) = terms::append_preferred(rule) {
+            out.push(format!("{guard}{m}"));
+        }
+        for m in terms::append_pod_affinity(rule) {
+            out.push(format!("{guard}{m}"));
+        }
+    }
+    out
+}
+
+/// The annotation naming the rules that selected the pod (set last, so it
+/// names every rule of this policy, and only when one did).
+pub(super) fn admitted_mutation(vars: &[(String, &Rule)]) -> String {
+    let names: Vec<String> = vars
+        .iter()
+        .map(|(v, r)| format!("variables.{v} ? {} : ''", lit(&r.name)))
+        .collect();
+    format!(
+        "[[{}].filter(n, n != '').join(',')].map(v,\n  v == '' || object.metadata.?annotations[?'{key}'].orValue('') == v ? [] :\n  has(object.metadata.annotations) ? [JSONPatch{{op: 'add', path: '/metadata/annotations/{seg}', value: v}}] :\n  [JSONPatch{{op: 'add', path: '/metadata/annotations', value: {{'{key}': v}}}}])[0]",
+        names.join(",\n   "),
+        key = super::ADMITTED_ANNOTATION,
+        seg = pointer_segment(super::ADMITTED_ANNOTATION),
+    )
+}
+
+/// The policy object for these rules.
+pub(super) fn policy(
+    name: &str,
+    rules: &[&Rule],
+    resolution: Option<&Resolution>,
+    failure_policy: &str,
+) -> Json {
+    let mut variables: Vec<Json> = common_variables(resolution)
+        .into_iter()
+        .map(|(n, e)| json!({"name": n, "expression": e}))
+        .collect();
+    let mut used: BTreeSet<String> = BTreeSet::new();
+    let mut rule_vars: Vec<(String, &Rule)> = Vec::new();
+    for r in rules {
+        let mut v = format!("rule_{}", identifier(&r.name));
+        if !used.insert(v.clone()) {
+            v = format!("{v}_{}", r.index);
+            used.insert(v.clone());
+        }
+        variables.push(json!({"name": v, "expression": rule_predicate(r, resolution)}));
+        rule_vars.push((v, r));
+    }
+    let mut mutations: Vec<Json> = Vec::new();
+    for (v, r) in &rule_vars {
+        for m in rule_mutations(r, v) {
+            mutations.push(json!({"patchType": "JSONPatch", "jsonPatch": {"expression": m}}));
+        }
+    }
+    mutations.push(json!({"patchType": "JSONPatch", "jsonPatch": {"expression": admitted_mutation(&rule_vars)}}));
+    json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "failurePolicy": failure_policy,
+            "reinvocationPolicy": "IfNeeded",
+            "matchConstraints": {
+                "resourceRules": [{
+                    "apiGroups": [""],
+                    "apiVersions": ["v1"],
+                    "operations": ["CREATE"],
+                    "resources": ["pods"],
+                }],
+            },
+            "matchConditions": [{
+                "name": "argo-workflow-pod",
+                "expression": "object.metadata.?labels[?'workflows.argoproj.io/workflow'].orValue('') != ''",
+            }],
+            "variables": variables,
+            "mutations": mutations,
+        },
+    })
+}
+
+/// A rule name as a CEL identifier.
+fn identifier(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}

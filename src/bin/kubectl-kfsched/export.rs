@@ -1,0 +1,96 @@
+//! `export admission`: the policy as MutatingAdmissionPolicies on stdout,
+//! and on stderr what each rule reaches and how exactly.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use kfsched::admission::{self, Exactness, FailurePolicy};
+
+use crate::cli::{ExportAdmissionArgs, ExportOutput, FailurePolicyArg};
+use crate::exit::Exit;
+use crate::offline::{load_policy, print_diags, read_inputs};
+
+type R = Result<Exit, Box<dyn std::error::Error>>;
+
+pub fn admission(a: ExportAdmissionArgs, policy: Option<PathBuf>) -> R {
+    let policy = match load_policy(policy) {
+        Ok(p) => p,
+        Err(e) => return Ok(e),
+    };
+    // Pipeline files are optional here: without any, stdin is not read.
+    let paths = a.inputs.all();
+    let inputs = if paths.is_empty() {
+        Vec::new()
+    } else {
+        match read_inputs(&paths) {
+            Ok((_, i)) => i,
+            Err(e) => return Ok(e),
+        }
+    };
+    let opts = admission::Options {
+        name_prefix: a.name_prefix,
+        failure_policy: match a.failure_policy {
+            FailurePolicyArg::Fail => FailurePolicy::Fail,
+            FailurePolicyArg::Ignore => FailurePolicy::Ignore,
+        },
+        namespace_selector: a.namespace_selector,
+        skip_rules: a.skip_rules,
+    };
+    let export = match admission::export(&policy, &inputs, &opts) {
+        Ok(x) => x,
+        Err(d) => {
+            print_diags(&d);
+            eprintln!("error: nothing was exported");
+            return Ok(Exit::Usage);
+        }
+    };
+    let mut err = std::io::stderr().lock();
+    for r in &export.rules {
+        let reaches = r.reaches.join(", ");
+        match &r.exactness {
+            Exactness::Exact => {
+                let _ = writeln!(err, "rule {:?}: exact ({reaches})", r.name);
+            }
+            Exactness::Approximate(why) if !r.exact_pipelines.is_empty() => {
+                let _ = writeln!(
+                    err,
+                    "rule {:?}: exact for the tasks of {} ({reaches}); approximate for other pipelines: {}",
+                    r.name,
+                    r.exact_pipelines.join(", "),
+                    why.join("; ")
+                );
+            }
+            Exactness::Approximate(why) => {
+                let _ = writeln!(
+                    err,
+                    "rule {:?}: approximate ({reaches}): {}",
+                    r.name,
+                    why.join("; ")
+                );
+            }
+        }
+    }
+    for s in &export.skipped_rules {
+        let _ = writeln!(err, "rule {s:?}: left out (--skip-rule)");
+    }
+    for p in &export.pools {
+        if let Some(why) = &p.left_out {
+            let _ = writeln!(err, "pool {:?}: not in the node policy: {why}", p.name);
+        }
+    }
+    if export.objects.is_empty() {
+        let _ = writeln!(
+            err,
+            "error: nothing to export: the policy has no rules to enforce and no pool with labels or taints"
+        );
+        return Ok(Exit::Usage);
+    }
+    let text = match a.output {
+        ExportOutput::Yaml => admission::yaml(&export.objects),
+        ExportOutput::Json => admission::json_list(&export.objects),
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(Exit::Ok)
+}

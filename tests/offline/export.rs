@@ -1,0 +1,270 @@
+//! `export admission` offline: the bytes it writes (golden cases under
+//! `testdata/admission/`, blessed with `KFSCHED_BLESS`), what it says of
+//! each rule, what it refuses, and the shapes of the JSON Patches it emits.
+//! What the API server does with the export is in `tests/admission/`.
+
+use std::path::Path;
+
+use crate::support::{rel, root, run_in, show_diff};
+
+/// One case: `policy.yaml`, optional `args` (one argument per line, paths
+/// relative to the repository), the expected `export.yaml`, `stderr.txt`
+/// and `code` (default 0).
+fn run_case(dir: &Path) {
+    let policy = dir.join("policy.yaml");
+    let mut args: Vec<String> = vec![
+        "export".into(),
+        "admission".into(),
+        "-p".into(),
+        rel(&policy),
+    ];
+    if let Ok(extra) = std::fs::read_to_string(dir.join("args")) {
+        args.extend(extra.lines().filter(|l| !l.is_empty()).map(str::to_string));
+    }
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let first = run_in(&root(), &argv, None, &[]);
+    let again = run_in(&root(), &argv, None, &[]);
+    assert_eq!(
+        first.stdout,
+        again.stdout,
+        "{}: the export is not deterministic",
+        rel(dir)
+    );
+    let code: i32 = std::fs::read_to_string(dir.join("code"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    assert_eq!(
+        first.code,
+        code,
+        "{}: exit code; stderr:\n{}",
+        rel(dir),
+        first.stderr
+    );
+    let stdout = first.stdout_str();
+    if code != 0 {
+        assert!(stdout.is_empty(), "{}: wrote output and failed", rel(dir));
+    }
+    for (file, got) in [("export.yaml", &stdout), ("stderr.txt", &first.stderr)] {
+        let path = dir.join(file);
+        if file == "export.yaml" && code != 0 {
+            continue;
+        }
+        if std::env::var_os("KFSCHED_BLESS").is_some() {
+            std::fs::write(&path, got).expect("bless");
+            continue;
+        }
+        let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+            panic!(
+                "{} is missing: run with KFSCHED_BLESS=1 and review it",
+                rel(&path)
+            )
+        });
+        assert!(
+            want == *got,
+            "{} differs:\n{}",
+            rel(&path),
+            show_diff(&want, got)
+        );
+    }
+}
+
+#[test]
+fn golden_exports() {
+    let dirs = crate::support::case_dirs("testdata/admission", "policy.yaml");
+    assert!(dirs.len() >= 5, "the admission cases are missing");
+    for d in dirs {
+        run_case(&d);
+    }
+}
+
+/// The YAML stream and the JSON List hold the same objects, which are the
+/// two admission kinds, paired with their bindings.
+#[test]
+fn yaml_and_json_say_the_same() {
+    let p = "testdata/admission/drivers-and-pools/policy.yaml";
+    let y = run_in(&root(), &["export", "admission", "-p", p], None, &[]);
+    let j = run_in(
+        &root(),
+        &["export", "admission", "-p", p, "-o", "json"],
+        None,
+        &[],
+    );
+    assert_eq!((y.code, j.code), (0, 0), "{}{}", y.stderr, j.stderr);
+    let list: serde_json::Value = serde_json::from_slice(&j.stdout).expect("JSON");
+    assert_eq!(list["kind"], "List");
+    let items = list["items"].as_array().expect("items");
+    let text = y.stdout_str();
+    let tree = kfsched_yaml::Tree::parse(&text).expect("the YAML parses");
+    let docs: Vec<serde_json::Value> = tree
+        .documents
+        .iter()
+        .map(|d| kfsched_yaml::value::node_value(&tree, d.root.expect("a document")).to_json())
+        .collect();
+    assert_eq!(&docs, items);
+    let kinds: Vec<&str> = items
+        .iter()
+        .map(|i| i["kind"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "MutatingAdmissionPolicy",
+            "MutatingAdmissionPolicyBinding",
+            "MutatingAdmissionPolicy",
+            "MutatingAdmissionPolicyBinding"
+        ]
+    );
+    assert_eq!(items[0]["metadata"]["name"], "kfsched.platform");
+    assert_eq!(items[1]["spec"]["policyName"], "kfsched.platform");
+    assert_eq!(items[2]["metadata"]["name"], "kfsched.platform.nodes");
+    for policy in [&items[0], &items[2]] {
+        assert_eq!(policy["spec"]["reinvocationPolicy"], "IfNeeded");
+        assert_eq!(policy["spec"]["failurePolicy"], "Fail");
+        assert_eq!(
+            policy["spec"]["matchConstraints"]["resourceRules"][0]["operations"],
+            serde_json::json!(["CREATE"])
+        );
+    }
+}
+
+/// Every `value:` of every JSON Patch the generator writes is a string, a
+/// string map, `[]`, one Object initializer or an existing element: never
+/// a list of Object initializers, which crashes kube-apiserver 1.36.3.
+#[test]
+fn no_patch_value_is_a_list_of_object_initializers() {
+    let mut policies: Vec<String> = crate::support::case_dirs("testdata/admission", "policy.yaml")
+        .into_iter()
+        .map(|d| rel(&d.join("policy.yaml")))
+        .collect();
+    policies.extend(
+        crate::support::golden_dirs()
+            .into_iter()
+            .map(|d| rel(&d.join("policy.yaml"))),
+    );
+    let mut checked = 0;
+    for p in &policies {
+        let r = run_in(
+            &root(),
+            &["export", "admission", "-p", p, "-o", "json"],
+            None,
+            &[],
+        );
+        // Policies with rules admission cannot express are exported without them.
+        let r = if r.code == 0 {
+            r
+        } else {
+            let skip = refused(&r.stderr);
+            let mut args = vec!["export", "admission", "-p", p.as_str(), "-o", "json"];
+            for s in &skip {
+                args.push("--skip-rule");
+                args.push(s);
+            }
+            run_in(&root(), &args, None, &[])
+        };
+        if r.code != 0 {
+            continue;
+        }
+        let list: serde_json::Value = serde_json::from_slice(&r.stdout).expect("JSON");
+        for item in list["items"].as_array().into_iter().flatten() {
+            for m in item["spec"]["mutations"].as_array().into_iter().flatten() {
+                let e = m["jsonPatch"]["expression"]
+                    .as_str()
+                    .expect("an expression");
+                for (i, _) in e.match_indices("value: ") {
+                    let rest = &e[i + "value: ".len()..];
+                    let ok = rest.starts_with("[]")
+                        || rest.starts_with("Object.")
+                        || rest.starts_with('\'')
+                        || rest.starts_with("{'")
+                        || rest.starts_with("x}")
+                        || rest.starts_with("v}");
+                    assert!(
+                        ok,
+                        "{p}: a patch value of a shape not known to be safe: {}",
+                        &rest[..rest.len().min(80)]
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} patch values checked");
+}
+
+/// The rule names a refusal names (`rule "x" cannot be enforced`).
+fn refused(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let i = l.find("rule \"")? + 6;
+            let j = l[i..].find('"')?;
+            l.contains("cannot be enforced")
+                .then(|| l[i..i + j].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn skip_rule_leaves_out_what_admission_cannot_express() {
+    let p = "testdata/admission/cannot-express/policy.yaml";
+    let r = run_in(
+        &root(),
+        &[
+            "export",
+            "admission",
+            "-p",
+            p,
+            "--skip-rule",
+            "deployments",
+            "--skip-rule",
+            "cron-only",
+            "--skip-rule",
+            "reads-node-name",
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("rule \"deployments\": left out (--skip-rule)"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("rule \"fine\": exact (KFP v1 and Argo workflow pods)"),
+        "{}",
+        r.stderr
+    );
+    let unknown = run_in(
+        &root(),
+        &["export", "admission", "-p", p, "--skip-rule", "deployment"],
+        None,
+        &[],
+    );
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.stderr.contains("did you mean \"deployments\"?"),
+        "{}",
+        unknown.stderr
+    );
+}
+
+#[test]
+fn bad_flags_are_usage_errors_and_write_nothing() {
+    let p = "testdata/admission/seed/policy.yaml";
+    for args in [
+        vec!["--namespace-selector", "team in ("],
+        vec!["--namespace-selector", "size>3"],
+        vec!["--name-prefix", "Not_A_Name."],
+        vec!["--failure-policy", "fail"],
+    ] {
+        let mut all = vec!["export", "admission", "-p", p];
+        all.extend(args.iter());
+        let r = run_in(&root(), &all, None, &[]);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{args:?} wrote output");
+    }
+}
