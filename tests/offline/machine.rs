@@ -163,6 +163,16 @@ fn json_diagnostics_say_what_the_text_says_with_the_same_exit_and_stdout() {
             &[],
         ),
         (&["validate", "policy.yaml"], 0, &[]),
+        (
+            &["export", "admission", "-p", "policy.yaml", "jobs"],
+            0,
+            &[],
+        ),
+        (
+            &["export", "admission", "-p", "policy.yaml", "broken"],
+            2,
+            &["input"],
+        ),
     ];
     for (args, code, categories) in cases {
         let text = run_in(d.path(), args, None, &[]);

@@ -9,6 +9,7 @@ use kfsched::admission::{self, Exactness, FailurePolicy};
 use crate::cli::{ExportAdmissionArgs, ExportOutput, FailurePolicyArg};
 use crate::exit::Exit;
 use crate::offline::{load_policy, print_diags, read_inputs};
+use crate::report::{self, Category, Level};
 
 type R = Result<Exit, Box<dyn std::error::Error>>;
 
@@ -40,48 +41,49 @@ pub fn admission(a: ExportAdmissionArgs, policy: Option<PathBuf>) -> R {
         Ok(x) => x,
         Err(d) => {
             print_diags(&d);
-            eprintln!("error: nothing was exported");
+            report::error(Category::Input, "nothing was exported");
             return Ok(Exit::Usage);
         }
     };
-    let mut err = std::io::stderr().lock();
+    let note = |msg: std::fmt::Arguments| report::message(Level::Info, Category::Policy, msg);
     for r in &export.rules {
         let reaches = r.reaches.join(", ");
         match &r.exactness {
             Exactness::Exact => {
-                let _ = writeln!(err, "rule {:?}: exact ({reaches})", r.name);
+                note(format_args!("rule {:?}: exact ({reaches})", r.name));
             }
             Exactness::Approximate(why) if !r.exact_pipelines.is_empty() => {
-                let _ = writeln!(
-                    err,
+                note(format_args!(
                     "rule {:?}: exact for the tasks of {} ({reaches}); approximate for other pipelines: {}",
                     r.name,
                     r.exact_pipelines.join(", "),
                     why.join("; ")
-                );
+                ));
             }
             Exactness::Approximate(why) => {
-                let _ = writeln!(
-                    err,
+                note(format_args!(
                     "rule {:?}: approximate ({reaches}): {}",
                     r.name,
                     why.join("; ")
-                );
+                ));
             }
         }
     }
     for s in &export.skipped_rules {
-        let _ = writeln!(err, "rule {s:?}: left out (--skip-rule)");
+        note(format_args!("rule {s:?}: left out (--skip-rule)"));
     }
     for p in &export.pools {
         if let Some(why) = &p.left_out {
-            let _ = writeln!(err, "pool {:?}: not in the node policy: {why}", p.name);
+            note(format_args!(
+                "pool {:?}: not in the node policy: {why}",
+                p.name
+            ));
         }
     }
     if export.objects.is_empty() {
-        let _ = writeln!(
-            err,
-            "error: nothing to export: the policy has no rules to enforce and no pool with labels or taints"
+        report::error(
+            Category::Policy,
+            "nothing to export: the policy has no rules to enforce and no pool with labels or taints",
         );
         return Ok(Exit::Usage);
     }
