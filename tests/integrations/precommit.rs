@@ -355,7 +355,7 @@ fn the_placement_hook_fails_on_a_component_that_fits_no_node_of_the_snapshot() {
 /// hook repository, whose one dependency is the kfsched wheel, from a local
 /// wheel index (`PIP_FIND_LINKS`, `PIP_NO_INDEX`) holding only that wheel and
 /// the hook package's build backend. The first run, environment included,
-/// takes seconds.
+/// takes seconds (under two minutes, whatever the load).
 #[test]
 #[ignore = "needs the wheels and the integration tools: scripts/test.sh sets them up"]
 fn the_python_hooks_install_the_wheel_without_a_toolchain_and_rewrite_as_the_rust_ones() {
@@ -463,8 +463,10 @@ fn the_python_hooks_install_the_wheel_without_a_toolchain_and_rewrite_as_the_rus
         "{check}"
     );
     assert_eq!(files(&work), pristine, "the check hook wrote files");
+    // Seconds on an idle machine (docs/performance.md); the bound leaves room for a
+    // loaded CI runner and is still far below the source build's minutes of CPU.
     assert!(
-        first.as_secs() < 60,
+        first.as_secs() < 120,
         "the first run took {first:.1?}: installing the wheel should take seconds"
     );
     // The environment pre-commit made holds the wheel's binary.
