@@ -26,6 +26,8 @@ TIMEOUT=${KFSCHED_CLUSTER_TIMEOUT:-120}
 PIDS=$RUN/pids            # lines: "<name> <pid> <binary path>"
 LOGS=$RUN/logs
 P=$RUN/pki
+# The node name the kubelet identity (kubelet.kubeconfig) may register.
+KUBELET_NODE=kfsched-kubelet-node
 
 log() { printf '[cluster] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -211,11 +213,17 @@ start_cluster() {
   make_pki
   ADMIN_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
   READER_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  KUBELET_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  # The kubelet identity a real kubelet registers its Node with: user
+  # system:node:<name> in group system:nodes, held to its own Node by the Node
+  # authorizer and the NodeRestriction admission plugin.
   printf '%s\n' "$ADMIN_TOKEN,admin,admin-uid,system:masters" \
-    "$READER_TOKEN,reader,reader-uid" > "$RUN/tokens.csv"
+    "$READER_TOKEN,reader,reader-uid" \
+    "$KUBELET_TOKEN,system:node:$KUBELET_NODE,kubelet-uid,system:nodes" > "$RUN/tokens.csv"
   chmod 600 "$RUN/tokens.csv"
   kubeconfig admin "$ADMIN_TOKEN" "$RUN/admin.kubeconfig"
   kubeconfig reader "$READER_TOKEN" "$RUN/readonly.kubeconfig"
+  kubeconfig "system:node:$KUBELET_NODE" "$KUBELET_TOKEN" "$RUN/kubelet.kubeconfig"
 
   # etcd: single member, throwaway data dir, no fsync.
   launch etcd "$BIN/etcd" --name=default --data-dir="$RUN/etcd" \
@@ -226,14 +234,15 @@ start_cluster() {
     --unsafe-no-fsync=true --log-level=warn
   wait_for etcd "$PID_ETCD" "$BIN/etcd" "etcd /health" etcd_ok
 
-  # kube-apiserver: own CA, token auth, RBAC, default admission plugins.
+  # kube-apiserver: own CA, token auth, the Node authorizer and RBAC, the default
+  # admission plugins and NodeRestriction (as every production cluster has).
   launch kube-apiserver "$BIN/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$API_PORT" \
     --cert-dir="$P/apiserver-certdir" \
     --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" \
     --client-ca-file="$P/ca.crt" --token-auth-file="$RUN/tokens.csv" \
-    --authorization-mode=RBAC \
+    --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$P/sa.key" --service-account-signing-key-file="$P/sa.key" \
     --service-cluster-ip-range=10.96.0.0/24 \
@@ -289,6 +298,8 @@ export KUBECONFIG=$RUN/admin.kubeconfig
 export KFSCHED_CLUSTER_DIR=$RUN
 export KFSCHED_ADMIN_KUBECONFIG=$RUN/admin.kubeconfig
 export KFSCHED_READONLY_KUBECONFIG=$RUN/readonly.kubeconfig
+export KFSCHED_KUBELET_KUBECONFIG=$RUN/kubelet.kubeconfig
+export KFSCHED_KUBELET_NODE=$KUBELET_NODE
 export KFSCHED_API_SERVER=https://127.0.0.1:$API_PORT
 export KFSCHED_CA_FILE=$P/ca.crt
 export KFSCHED_ETCD_PORT=$ETCD_PORT

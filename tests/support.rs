@@ -142,3 +142,26 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
+
+/// The rules that the `warning:` (or `error:`) lines of a run's stderr say
+/// matched no component, in order.
+pub fn unmatched_rules_in(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let (_, rest) = l.split_once(": rule \"")?;
+            let (name, rest) = rest.split_once('"')?;
+            rest.starts_with(" matched no component")
+                .then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// A run's stderr without the lines about rules that matched no component.
+pub fn without_unmatched_rules(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|l| !l.contains("\" matched no component"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}

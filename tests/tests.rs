@@ -4,6 +4,7 @@
 
 mod support;
 
+mod admission;
 mod check;
 mod integrations;
 mod node;

@@ -118,9 +118,11 @@ fn kubectl_completes_subcommands_flags_and_values_through_the_companion() {
             "diff",
             "explain",
             "validate",
+            "init",
             "schema",
             "check",
             "fn",
+            "export",
             "node",
             "completion",
             "version"
@@ -174,7 +176,7 @@ fn kubectl_completes_subcommands_flags_and_values_through_the_companion() {
         (vec!["yaml".into(), "yml".into()], 8),
         "kubectl's -f"
     );
-    let (v, d, _) = kubectl_complete(&sb, &["-p", ""]);
+    let (v, d, _) = kubectl_complete(&sb, &["diff", "-p", ""]);
     assert_eq!((v, d), (vec!["yaml".into(), "yml".into()], 8));
     let (v, d, _) = kubectl_complete(&sb, &["node", "cordon", "--kubeconfig", ""]);
     assert_eq!((v.len(), d), (0, 0), "any file for --kubeconfig");
@@ -211,14 +213,14 @@ fn kubectl_completes_pool_labels_and_taints_from_the_policy() {
     let (v, _, _) = kubectl_complete(&sb, &["node", "cordon", "--selector=kf"]);
     assert_eq!(v, ["kfsched.dev/pool=gpu-experiment"]);
 
-    // -p on the command line, and $KFSCHED_POLICY, win over .kfsched.yaml.
-    let other = POLICY.replace("accelerator: a100", "accelerator: h100");
+    // -p on the command line (of a command that reads a policy), and
+    // $KFSCHED_POLICY, win over .kfsched.yaml.
+    let other = POLICY
+        .replace("accelerator: a100", "accelerator: h100")
+        .replace("cpu-batch", "cpu-nightly");
     sb.write(&[("other/policy.yaml", &other)]);
-    let (v, _, _) = kubectl_complete(
-        &sb,
-        &["node", "label", "-p", "other/policy.yaml", "gpu-1", "acc"],
-    );
-    assert_eq!(v, ["accelerator=h100"]);
+    let (v, _, _) = kubectl_complete(&sb, &["explain", "-p", "other/policy.yaml", "--rule", "c"]);
+    assert_eq!(v, ["cpu-nightly"]);
     let mut sb = sb;
     sb.env.push((
         "KFSCHED_POLICY".into(),
@@ -432,7 +434,10 @@ fn bash_complete(sb: &Sandbox, line: &str) -> Vec<String> {
 #[test]
 fn bash_script_completes_the_binary() {
     let sb = sandbox();
-    assert_eq!(bash_complete(&sb, "kubectl-kfsched ex"), ["explain"]);
+    assert_eq!(
+        bash_complete(&sb, "kubectl-kfsched ex"),
+        ["explain", "export"]
+    );
     assert_eq!(bash_complete(&sb, "kubectl-kfsched node c"), ["cordon"]);
     assert_eq!(
         bash_complete(&sb, "kubectl-kfsched rewrite --color=a"),

@@ -177,6 +177,16 @@ fn kustomize_runs_the_exec_function_with_and_without_args() {
         b.stderr.contains("exit status 1") && b.stderr.contains("error results"),
         "{b}"
     );
+    // The error points into the transformer file (kustomize runs the
+    // function in the kustomization's directory), the ResourceList second.
+    let at = format!(
+        "invalid SchedulingPolicy: {}:",
+        sb.work.join("broken/kfsched.yaml").display()
+    );
+    assert!(
+        b.stderr.contains(&at) && b.stderr.contains("(ResourceList:"),
+        "{b}"
+    );
 }
 
 #[test]
@@ -350,6 +360,29 @@ fn kpt_fn_eval_runs_the_function() {
         crate::support::snapshot(&sb.work.join("pkg")),
         before,
         "kpt wrote files"
+    );
+
+    // kpt fn render with an invalid policy in the package: kpt names the
+    // file in the functionConfig's annotations, and the error points into it.
+    sb.write(&[
+        ("pkg/kfsched.yaml", &broken(&local)),
+        (
+            "pkg/Kptfile",
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n  - exec: kubectl-kfsched\n    configPath: kfsched.yaml\n",
+        ),
+    ]);
+    let out = run(
+        sb.cmd(&kpt).args(["fn", "render", "pkg", "--allow-exec"]),
+        None,
+    );
+    out.failed();
+    let at = format!(
+        "invalid SchedulingPolicy: {}:",
+        sb.work.join("pkg/kfsched.yaml").display()
+    );
+    assert!(
+        out.all().contains(&at) && out.all().contains("(ResourceList:"),
+        "{out}"
     );
 }
 

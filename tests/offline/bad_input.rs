@@ -46,7 +46,7 @@ fn a_directory_without_yaml_is_an_error() {
     assert_fails(
         &dir,
         &["rewrite", "-i", "-p", "policy.yaml", "pipelines"],
-        "error: pipelines: the directory holds no *.yaml or *.yml file; pass pipeline files or a directory that has some\n",
+        "error: pipelines: the directory holds no *.yaml, *.yml or *.json file; pass pipeline files or a directory that has some\n",
     );
 }
 
@@ -103,7 +103,7 @@ fn one_bad_file_among_many_means_none_is_written() {
     assert_fails(
         &dir,
         &["rewrite", "-i", "-p", "policy.yaml", "p"],
-        "error: p/b.yaml:4:1: metadata: invalid YAML: while parsing a flow mapping, did not find expected ',' or '}'; nothing was written\nerror: nothing was written (1 problem in 3 inputs)\n",
+        "error: p/b.yaml:4:1: metadata: invalid YAML: while parsing a flow mapping, did not find expected ',' or '}'\nerror: nothing was written (1 problem in 3 files under p)\n",
     );
 }
 
@@ -122,7 +122,7 @@ fn usage_errors() {
     assert_fails(
         &dir,
         &["rewrite", "-p", "policy.yaml", "a.yaml", "b.yaml"],
-        "error: 2 inputs and no --in-place, --check or --diff: only one input can be written to stdout\n",
+        "error: 2 inputs, and without -i/--in-place, --check or --diff only one input can be written (to stdout)\n",
     );
     assert_fails(
         &dir,
@@ -149,7 +149,7 @@ fn no_policy_anywhere_is_an_error_that_says_where_to_put_one() {
         &dir,
         &["rewrite", "a.yaml"],
         &format!(
-            "error: no policy: pass -p/--policy FILE, set $KFSCHED_POLICY, or put a .kfsched.yaml in {} or a parent directory\n",
+            "error: no policy: pass -p/--policy FILE, set $KFSCHED_POLICY, or put a .kfsched.yaml in {} or a parent directory (`kubectl kfsched init` writes a starter)\n",
             cwd.display()
         ),
     );
@@ -169,12 +169,12 @@ fn a_kfp_v2_pipeline_compiled_to_json_is_refused() {
         ("pipeline.json", &json),
         ("as-yaml.yaml", &json),
     ]);
-    let why = "this KFP v2 pipeline is JSON, and its scheduling would go into a second YAML document (the platform spec), which a JSON file cannot hold; the KFP SDK refuses too (\"Platform-specific features are only supported when serializing to YAML\"): compile the pipeline to a .yaml file; nothing was written";
+    let why = "this KFP v2 pipeline is JSON, and its scheduling would go into a second YAML document (the platform spec), which a JSON file cannot hold; the KFP SDK refuses too (\"Platform-specific features are only supported when serializing to YAML\"): compile the pipeline to a .yaml file";
     assert_fails(
         &dir,
         &["rewrite", "-i", "-p", "policy.yaml", "pipeline.json"],
         &format!(
-            "error: pipeline.json:1:1: {why}\nerror: nothing was written (1 problem in 1 input)\n"
+            "error: pipeline.json:1:1: {why}\nerror: nothing was written (1 problem in pipeline.json)\n"
         ),
     );
     let r = run_in(

@@ -311,7 +311,7 @@ fn bad_input_is_reported_where_it_is_and_exits_2() {
     assert_eq!(r.code, 2);
     assert_eq!(
         r.stderr,
-        "error: job.yaml:9:27: spec.template.spec.nodeSelector.gpu: nodeSelector value of gpu must be a string, and true is read as a boolean: quote it ('true')\nerror: nothing was checked (1 problem)\n"
+        "error: job.yaml:9:27: spec.template.spec.nodeSelector.gpu: nodeSelector value of gpu must be a string, and true is read as a boolean: quote it ('true')\nerror: nothing was checked (1 problem in job.yaml)\n"
     );
     assert!(r.stdout.is_empty());
     let r = run_in(

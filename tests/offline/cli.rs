@@ -3,7 +3,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use crate::support::{root, run_in};
+use crate::support::{root, run_in, unmatched_rules_in, without_unmatched_rules};
 
 const POLICY: &str = "apiVersion: kfsched.dev/v1alpha1
 kind: SchedulingPolicy
@@ -855,7 +855,23 @@ fn a_kfp_pipeline_version_is_rewritten_like_its_ir() {
         None,
         &[],
     );
-    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    // The golden policy's negative cases are said out loud.
+    assert_eq!(
+        (
+            r.code,
+            unmatched_rules_in(&r.stderr),
+            without_unmatched_rules(&r.stderr)
+        ),
+        (
+            0,
+            vec![
+                "no-such-task".to_string(),
+                "other-pipeline".into(),
+                "only-argo".into()
+            ],
+            "2 files rewritten, 0 files left unchanged\n".to_string()
+        )
+    );
     let docs = |name: &str| {
         let text = std::fs::read_to_string(d.path().join(name)).expect("read");
         let tree = kfsched_yaml::Tree::parse(&text).expect("parses");
@@ -912,7 +928,8 @@ fn objects_a_controller_manages_are_skipped_with_a_warning() {
     assert_eq!(
         r.stderr,
         "warning: all.yaml:120:7: items[1].metadata.ownerReferences[0]: Pod \"train-d674884cc-6fqcm\" (item 2): skipped: its controller, ReplicaSet \"train-d674884cc\", makes it from its own template: rewrite that (or its own controller) instead (rule \"training\" selects it)\n\
-         warning: all.yaml:406:7: items[5].metadata.ownerReferences[0]: ReplicaSet \"train-d674884cc\" (item 6): skipped: its controller, Deployment \"train\", makes it from its own template: rewrite that (or its own controller) instead (rule \"training\" selects it)\n"
+         warning: all.yaml:406:7: items[5].metadata.ownerReferences[0]: ReplicaSet \"train-d674884cc\" (item 6): skipped: its controller, Deployment \"train\", makes it from its own template: rewrite that (or its own controller) instead (rule \"training\" selects it)\n\
+         1 file rewritten, 0 files left unchanged\n"
     );
     assert_eq!(
         std::fs::read_to_string(d.path().join("all.yaml")).expect("read"),
@@ -1091,7 +1108,15 @@ fn v1_list_items_are_read_like_documents() {
         None,
         &[],
     );
-    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    // A List of ConfigMaps holds no workload: named, it is said so.
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (
+            0,
+            "warning: configmaps.yaml: holds no pipeline or workload (not a pipeline (v1 List)), so nothing in it can change; kfsched reads KFP v2 IR, KFP PipelineVersions, Argo workflows (KFP v1) and pod-creating workloads\n\
+             1 file rewritten, 1 file left unchanged\n"
+        )
+    );
     // The PipelineVersion item is rewritten as a manifest in its own file
     // is; the Pipeline item before it is left alone.
     let value = |text: &str| {
@@ -1131,7 +1156,7 @@ fn v1_list_items_are_read_like_documents() {
         (
             2,
             "error: aliased.yaml:12:15: items[1].spec.template: the pod template is a YAML alias (*name): kfsched does not read or edit through aliases, so it cannot schedule what is behind it; expand the alias in the file\n\
-             error: nothing was written (1 problem in 1 input)\n"
+             error: nothing was written (1 problem in aliased.yaml)\n"
         )
     );
     assert_eq!(
@@ -1163,7 +1188,9 @@ fn helm_templates_are_skipped_with_a_warning_argo_tags_are_not_templates() {
         (r.code, r.stderr.as_str()),
         (
             0,
-            "warning: repo/chart/templates/job.yaml:1:1: skipped: a Go (Helm) template, which is not YAML until rendered (`{{- if .Values.enabled }}`); rewrite the rendered output (`helm template ... | kubectl kfsched rewrite`), or exclude the templates from the run\n"
+            "warning: repo/chart/templates/job.yaml:1:1: skipped: a Go (Helm) template, which is not YAML until rendered (`{{- if .Values.enabled }}`); rewrite the rendered output (`helm template ... | kubectl kfsched rewrite`), or exclude the templates from the run\n\
+             warning: policy.yaml:11:20: spec.rules[1].match.names: rule \"never\" matched no component (its match.names matches none of their names); `kubectl kfsched explain` lists every component with the names a rule can match\n\
+             1 file rewritten, 1 file left unchanged\n"
         )
     );
     assert_eq!(
@@ -1284,35 +1311,12 @@ fn kubectl_style_flags_and_no_silent_wait_on_a_terminal() {
     );
 }
 
-/// `-v` on rewrite names the rules that matched nothing (as explain does
-/// always); without it, nothing is said (a hook's few files miss most
-/// rules). No kubeconfig anywhere: one line saying where one is looked for.
+/// No kubeconfig anywhere: one line saying where one is looked for. `-p`
+/// belongs to the commands that read a policy: given before a command that
+/// reads none, it is an error, not silently ignored.
 #[test]
-fn verbose_rewrite_names_unmatched_rules_and_no_kubeconfig_is_one_line() {
-    let d = dir_with(&[
-        ("policy.yaml", POLICY),
-        ("a.yaml", &job("a", "pytorch/pytorch:2")),
-    ]);
-    let r = run_in(
-        d.path(),
-        &["rewrite", "--check", "-v", "-p", "policy.yaml", "a.yaml"],
-        None,
-        &[],
-    );
-    assert_eq!(
-        (r.code, r.stderr.as_str()),
-        (
-            1,
-            "rules that matched nothing: never\nwould rewrite a.yaml\n"
-        )
-    );
-    let r = run_in(
-        d.path(),
-        &["rewrite", "--check", "-p", "policy.yaml", "a.yaml"],
-        None,
-        &[],
-    );
-    assert_eq!((r.code, r.stderr.as_str()), (1, "would rewrite a.yaml\n"));
+fn no_kubeconfig_is_one_line_and_p_is_refused_where_no_policy_is_read() {
+    let d = dir_with(&[("policy.yaml", POLICY)]);
     let r = run_in(d.path(), &["node", "cordon", "worker-1"], None, &[]);
     assert_eq!(
         (r.code, r.stderr.as_str()),
@@ -1320,7 +1324,7 @@ fn verbose_rewrite_names_unmatched_rules_and_no_kubeconfig_is_one_line() {
             2,
             "error: no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG or create ~/.kube/config\n"
         )
-    ); // -p given to a command that reads no policy is said to be ignored.
+    );
     let r = run_in(
         d.path(),
         &["-p", "policy.yaml", "node", "cordon", "worker-1"],
@@ -1331,9 +1335,21 @@ fn verbose_rewrite_names_unmatched_rules_and_no_kubeconfig_is_one_line() {
         (r.code, r.stderr.as_str()),
         (
             2,
-            "warning: -p/--policy is read by node apply and node diff only; this command ignores it\n\
-             error: no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG or create ~/.kube/config\n"
+            "error: -p/--policy: `node cordon` reads no policy (rewrite, diff, explain, check, validate, init, fn, export admission, node apply and node diff do)\n"
         )
+    );
+    let r = run_in(
+        d.path(),
+        &["node", "cordon", "-p", "policy.yaml", "worker-1"],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .starts_with("error: unexpected argument '-p' found"),
+        "{}",
+        r.stderr
     );
 }
 

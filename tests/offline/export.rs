@@ -268,3 +268,34 @@ fn bad_flags_are_usage_errors_and_write_nothing() {
         assert!(r.stdout.is_empty(), "{args:?} wrote output");
     }
 }
+
+/// A rule whose podRoles reach only drivers or importers acts at admission
+/// only: matching nothing in files is not a mistake, so neither `rewrite`
+/// nor `--strict` says so; `explain` says where it acts.
+#[test]
+fn admission_only_rules_are_not_rules_that_match_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: p}\nspec:\n  rules:\n  - name: drivers\n    match: {podRoles: [driver]}\n    nodeSelector: {pool: system}\n",
+    )
+    .expect("write");
+    let file = root().join("testdata/golden/v2/control_flow/plain.yaml");
+    let (p, f) = (policy.display().to_string(), file.display().to_string());
+    let r = run_in(
+        &root(),
+        &["rewrite", "--check", "--strict", "-p", &p, &f],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("matched no component"), "{}", r.stderr);
+    let e = run_in(&root(), &["explain", "-p", &p, &f], None, &[]);
+    assert!(
+        e.stdout_str()
+            .contains("match.podRoles [\"driver\"] does not reach executors"),
+        "{}",
+        e.stdout_str()
+    );
+}

@@ -1,6 +1,7 @@
 //! Finding things on disk: the policy (`-p`, `$KFSCHED_POLICY`, the nearest
 //! `.kfsched.yaml` upward), the input files (directories recursed for
-//! `*.yaml`/`*.yml`), and writing results back atomically.
+//! `*.yaml`, `*.yml` and `*.json`, as kubectl's `-f DIR` reads them), and
+//! writing results back atomically.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -11,30 +12,68 @@ use crate::diag::Diagnostic;
 /// The file name searched for upward from the current directory.
 pub const POLICY_FILE: &str = ".kfsched.yaml";
 
+/// The extensions a directory is searched for, as kubectl's `-f DIR`.
+pub const EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
+
+/// Why a policy file was chosen (what `-v` says).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PolicyOrigin {
+    /// `-p/--policy FILE`.
+    Flag,
+    /// `$KFSCHED_POLICY`.
+    Env,
+    /// The nearest `.kfsched.yaml` upward from this directory.
+    Nearest(PathBuf),
+}
+
+impl std::fmt::Display for PolicyOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PolicyOrigin::Flag => write!(f, "from -p/--policy"),
+            PolicyOrigin::Env => write!(f, "from $KFSCHED_POLICY"),
+            PolicyOrigin::Nearest(cwd) => {
+                write!(f, "the nearest {POLICY_FILE} upward from {}", cwd.display())
+            }
+        }
+    }
+}
+
 /// Where the policy comes from.
 pub fn policy_path(
     explicit: Option<&Path>,
     env: Option<OsString>,
     cwd: &Path,
 ) -> Result<PathBuf, String> {
+    find_policy(explicit, env, cwd).map(|(p, _)| p)
+}
+
+/// Where the policy comes from, and why that file.
+pub fn find_policy(
+    explicit: Option<&Path>,
+    env: Option<OsString>,
+    cwd: &Path,
+) -> Result<(PathBuf, PolicyOrigin), String> {
     if let Some(p) = explicit {
-        return Ok(p.to_path_buf());
+        return Ok((p.to_path_buf(), PolicyOrigin::Flag));
     }
     if let Some(e) = env.filter(|e| !e.is_empty()) {
-        return Ok(PathBuf::from(e));
+        return Ok((PathBuf::from(e), PolicyOrigin::Env));
     }
-    let mut dir = Some(cwd);
-    while let Some(d) = dir {
-        let candidate = d.join(POLICY_FILE);
-        if candidate.is_file() {
-            return Ok(candidate);
-        }
-        dir = d.parent();
-    }
-    Err(format!(
-        "no policy: pass -p/--policy FILE, set $KFSCHED_POLICY, or put a {POLICY_FILE} in {} or a parent directory",
-        cwd.display()
-    ))
+    nearest_policy(cwd)
+        .map(|p| (p, PolicyOrigin::Nearest(cwd.to_path_buf())))
+        .ok_or_else(|| {
+            format!(
+                "no policy: pass -p/--policy FILE, set $KFSCHED_POLICY, or put a {POLICY_FILE} in {} or a parent directory (`kubectl kfsched init` writes a starter)",
+                cwd.display()
+            )
+        })
+}
+
+/// The nearest `.kfsched.yaml` from `cwd` upward.
+pub fn nearest_policy(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors()
+        .map(|d| d.join(POLICY_FILE))
+        .find(|c| c.is_file())
 }
 
 /// One input to read.
@@ -54,13 +93,19 @@ impl Source {
 }
 
 /// Expands the command-line paths: files as given, directories recursed
-/// (sorted, hidden entries skipped) for `*.yaml` and `*.yml`, `-` for stdin.
+/// (sorted, hidden entries skipped) for [`EXTENSIONS`], `-` for stdin.
 pub fn expand(paths: &[PathBuf]) -> Result<Vec<Source>, Vec<Diagnostic>> {
+    expand_args(paths).map(|v| v.into_iter().map(|(s, _)| s).collect())
+}
+
+/// As [`expand`], with the index of the command-line path each input came
+/// from (for messages that count what the user passed).
+pub fn expand_args(paths: &[PathBuf]) -> Result<Vec<(Source, usize)>, Vec<Diagnostic>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for p in paths {
+    for (arg, p) in paths.iter().enumerate() {
         if p.as_os_str() == "-" {
-            out.push(Source::Stdin);
+            out.push((Source::Stdin, arg));
             continue;
         }
         match std::fs::metadata(p) {
@@ -69,54 +114,53 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Source>, Vec<Diagnostic>> {
                 format!("cannot read: {e}"),
             )),
             Ok(m) if m.is_dir() => {
-                let before = out.len();
-                walk(p, &mut out, &mut errors);
-                if out.len() == before && errors.is_empty() {
+                let mut found = Vec::new();
+                walk(p, &mut found, &mut errors);
+                if found.is_empty() && errors.is_empty() {
                     errors.push(Diagnostic::file(
                         &p.display().to_string(),
-                        "the directory holds no *.yaml or *.yml file; pass pipeline files or a directory that has some",
+                        "the directory holds no *.yaml, *.yml or *.json file; pass pipeline files or a directory that has some",
                     ));
                 }
+                out.extend(found.into_iter().map(|s| (s, arg)));
             }
-            Ok(_) => out.push(Source::File(p.clone())),
+            Ok(_) => out.push((Source::File(p.clone()), arg)),
         }
     }
-    if errors.is_empty() {
-        // A file reached through several paths (a symlink, `dir` and
-        // `dir/a.yaml`) is processed once, at the first place given, under
-        // the first name that is not a symlink when there is one: that is
-        // the file `-i` writes, and a `diff | patch -p1` refuses symlinks.
-        let is_link =
-            |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
-        let mut seen: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
-        let mut kept: Vec<Source> = Vec::with_capacity(out.len());
-        for s in out {
-            let Source::File(p) = &s else {
-                kept.push(s);
-                continue;
-            };
-            let key = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
-            match seen.get(&key) {
-                None => {
-                    seen.insert(key, kept.len());
-                    kept.push(s);
-                }
-                Some(&i) => {
-                    if let Source::File(first) = &kept[i] {
-                        if is_link(first) && !is_link(p) {
-                            kept[i] = s;
-                        }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    // A file reached through several paths (a symlink, `dir` and
+    // `dir/a.yaml`) is processed once, at the first place given, under
+    // the first name that is not a symlink when there is one: that is
+    // the file `-i` writes, and a `diff | patch -p1` refuses symlinks.
+    let is_link = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    let mut seen: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
+    let mut kept: Vec<(Source, usize)> = Vec::with_capacity(out.len());
+    for (s, arg) in out {
+        let Source::File(p) = &s else {
+            kept.push((s, arg));
+            continue;
+        };
+        let key = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        match seen.get(&key) {
+            None => {
+                seen.insert(key, kept.len());
+                kept.push((s, arg));
+            }
+            Some(&i) => {
+                if let (Source::File(first), _) = &kept[i] {
+                    if is_link(first) && !is_link(p) {
+                        kept[i].0 = s;
                     }
                 }
             }
         }
-        Ok(kept)
-    } else {
-        Err(errors)
     }
+    Ok(kept)
 }
 
-/// Appends the `*.yaml`/`*.yml` files under `dir`: depth first, each
+/// Appends the files with one of [`EXTENSIONS`] under `dir`: depth first, each
 /// directory's files (sorted) before its subdirectories (sorted), hidden
 /// entries skipped, symbolic links not followed into directories.
 fn walk(dir: &Path, out: &mut Vec<Source>, errors: &mut Vec<Diagnostic>) {
@@ -132,7 +176,10 @@ fn walk(dir: &Path, out: &mut Vec<Source>, errors: &mut Vec<Diagnostic>) {
         match entry {
             Ok(e) if !e.file_type().is_dir() => {
                 let name = e.file_name().to_string_lossy();
-                if (name.ends_with(".yaml") || name.ends_with(".yml")) && name != POLICY_FILE {
+                let wanted = EXTENSIONS
+                    .iter()
+                    .any(|x| name.strip_suffix(x).is_some_and(|s| s.ends_with('.')));
+                if wanted && name != POLICY_FILE {
                     out.push(Source::File(e.into_path()));
                 }
             }

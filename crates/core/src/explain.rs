@@ -1,5 +1,6 @@
 //! `explain`: every component, its names and images, which rules matched,
-//! why the others did not, and the scheduling that results.
+//! why the others did not, and the scheduling that results. Without a
+//! policy, the components and the names a rule can match them by.
 
 use serde_json::{Value as Json, json};
 
@@ -12,17 +13,12 @@ use kfsched_yaml::block::flow_text;
 
 /// Rules that selected no component in any of the files.
 pub(crate) fn unmatched_rules<'p>(policy: &'p Policy, outcomes: &[FileOutcome]) -> Vec<&'p str> {
-    let mut hits = vec![0usize; policy.rules.len()];
-    for o in outcomes {
-        for (i, h) in o.rule_hits(policy.rules.len()).into_iter().enumerate() {
-            hits[i] += h;
-        }
-    }
+    let hits = crate::outcome::rule_hits(policy, outcomes);
     policy
         .rules
         .iter()
         .zip(hits)
-        .filter(|(_, h)| *h == 0)
+        .filter(|(r, h)| *h == 0 && r.reaches_files())
         .map(|(r, _)| r.name.as_str())
         .collect()
 }
@@ -59,6 +55,20 @@ fn shorten(j: &Json) -> Json {
 
 /// The text report.
 pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String {
+    report(Some(policy), outcomes, verbose)
+}
+
+/// The text report without a policy: every component with the names,
+/// images, pipeline and kind a rule can match it by, and its scheduling
+/// as it is. `outcomes` come from a run under [`Policy::empty`].
+pub fn components(outcomes: &[FileOutcome], verbose: bool) -> String {
+    report(None, outcomes, verbose)
+}
+
+fn report(policy: Option<&Policy>, outcomes: &[FileOutcome], verbose: bool) -> String {
+    let none = Policy::empty("");
+    let listing = policy.is_none();
+    let policy = policy.unwrap_or(&none);
     let mut out = String::new();
     for o in outcomes {
         if !o.is_pipeline() && !verbose {
@@ -67,7 +77,11 @@ pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String 
         out.push_str(&format!(
             "{}{}\n",
             o.file,
-            if o.changed() { "  (would change)" } else { "" }
+            if o.changed() && !listing {
+                "  (would change)"
+            } else {
+                ""
+            }
         ));
         for d in &o.docs {
             if let Some(why) = &d.skipped_because {
@@ -147,10 +161,14 @@ pub fn text(policy: &Policy, outcomes: &[FileOutcome], verbose: bool) -> String 
                     1 => "  (1 more pod label or annotation: -o json)".into(),
                     n => format!("  ({n} more pod labels and annotations: -o json)"),
                 };
-                out.push_str(&format!(
-                    "      result:  {result}{}{hidden}\n",
-                    if c.changed { "" } else { "  (unchanged)" }
-                ));
+                if listing {
+                    out.push_str(&format!("      now:     {result}{hidden}\n"));
+                } else {
+                    out.push_str(&format!(
+                        "      result:  {result}{}{hidden}\n",
+                        if c.changed { "" } else { "  (unchanged)" }
+                    ));
+                }
                 for w in &c.warnings {
                     out.push_str(&format!("      warning: {w}\n"));
                 }
@@ -250,7 +268,7 @@ pub fn json(policy: &Policy, outcomes: &[FileOutcome]) -> Json {
                         .collect();
                     let skipped: Vec<Json> = d.skipped.iter().map(|s| json!({"component": s.label, "reason": s.reason})).collect();
                     json!({
-                        "index": d.index,
+                        "document": d.index + 1,
                         "format": d.format,
                         "skippedBecause": d.skipped_because,
                         "components": comps,
@@ -267,7 +285,7 @@ pub fn json(policy: &Policy, outcomes: &[FileOutcome]) -> Json {
         })
         .collect();
     json!({
-        "policy": policy.file,
+        "policy": (!policy.file.is_empty()).then_some(&policy.file),
         "files": files,
         "unmatchedRules": unmatched_rules(policy, outcomes),
     })

@@ -6,13 +6,17 @@
 //! items are edited in place inside the ResourceList text with the same
 //! byte-preserving editor as files, so comments, key order and the
 //! orchestrator's `internal.config.kubernetes.io/*` annotations survive
-//! untouched. Results are written even when the policy is invalid.
+//! untouched. Results are written even when the policy is invalid. Where
+//! the policy came from one of the user's files, messages point into that
+//! file ([`source`]).
+
+mod source;
 
 use std::borrow::Cow;
 
 use crate::diag::{Diagnostic, decode_utf8};
 use crate::format::{self, Doc};
-use crate::outcome::{DocReport, Options};
+use crate::outcome::{DocReport, Input, Options};
 use crate::plan::{Planned, plan};
 use crate::policy::Policy;
 use kfsched_yaml::BlockStyle;
@@ -31,6 +35,20 @@ pub struct KrmOutcome {
     pub errors: Vec<String>,
 }
 
+pub use source::{config_paths, kustomization_configs};
+
+/// What a run takes besides the rewrite's options.
+#[derive(Clone, Copy, Default)]
+pub struct Context<'a> {
+    /// `--strict`: a rule that matches no component is an error result,
+    /// and then nothing is rewritten, rather than a warning.
+    pub strict: bool,
+    /// Files the functionConfig may have been read from (see
+    /// [`config_paths`], [`kustomization_configs`]): the first that holds
+    /// it is where its messages point.
+    pub policy_files: &'a [Input],
+}
+
 /// Why the input could not be handled at all (exit 2, written to stderr).
 #[derive(Debug)]
 pub struct KrmInputError(pub Vec<Diagnostic>);
@@ -44,6 +62,22 @@ pub fn is_resource_list(text: &str) -> bool {
         return false;
     };
     tree.get_value(root, "kind").and_then(|k| tree.str_value(k)) == Some("ResourceList")
+}
+
+/// Whether a ResourceList's functionConfig is a SchedulingPolicy (then a
+/// policy found on disk is not needed as a fallback).
+pub fn has_policy(text: &str) -> bool {
+    let Ok(tree) = Tree::parse(text) else {
+        return false;
+    };
+    tree.documents
+        .first()
+        .and_then(|d| d.root)
+        .filter(|&r| tree.kind(r) == Kind::Map)
+        .and_then(|r| tree.get_value(r, "functionConfig"))
+        .filter(|&f| tree.kind(f) == Kind::Map)
+        .and_then(|f| str_at(&tree, f, &["kind"]))
+        == Some("SchedulingPolicy")
 }
 
 struct Result1 {
@@ -127,6 +161,16 @@ pub fn run(
     fallback: Option<&Policy>,
     opts: &Options,
 ) -> Result<KrmOutcome, KrmInputError> {
+    run_with(bytes, fallback, opts, Context::default())
+}
+
+/// [`run`], with `--strict` and the files the policy may come from.
+pub fn run_with(
+    bytes: &[u8],
+    fallback: Option<&Policy>,
+    opts: &Options,
+    cx: Context,
+) -> Result<KrmOutcome, KrmInputError> {
     let text = decode_utf8("<stdin>", bytes).map_err(|d| KrmInputError(vec![d]))?;
     let tree = Tree::parse(text).map_err(|e| {
         KrmInputError(vec![Diagnostic {
@@ -169,17 +213,21 @@ pub fn run(
         items,
         results: Vec::new(),
         failed: false,
+        strict: cx.strict,
+        listed: None,
     };
     let mut editor = Editor::new(&tree, Flavor::Generic(BlockStyle::detect(&tree)));
-    match function_policy(&tree, root, fallback) {
+    match function_policy(&tree, root, fallback, cx.policy_files) {
         Err(diags) => {
             for d in diags {
                 run.error(format!("invalid SchedulingPolicy: {d}"), None);
             }
         }
-        Ok(policy) => {
+        Ok((policy, listed)) => {
+            run.listed = listed;
             for w in &policy.warnings {
-                run.push("warning", in_resource_list(w.clone()).to_string(), None);
+                let w = run.locate(w.clone());
+                run.push("warning", w.to_string(), None);
             }
             run.process(policy.as_ref(), opts, &mut editor)
         }
@@ -223,20 +271,45 @@ pub fn run(
     })
 }
 
-/// The policy: the functionConfig when it is a SchedulingPolicy, else `fallback`.
+/// The policy (the functionConfig when it is a SchedulingPolicy, else
+/// `fallback`) and, when it was read from one of `files`, the policy as the
+/// ResourceList holds it (for the second location of each message). Its
+/// errors point into that file too, each with the ResourceList's position.
 fn function_policy<'p>(
     tree: &Tree,
     root: NodeId,
     fallback: Option<&'p Policy>,
-) -> Result<Cow<'p, Policy>, Vec<Diagnostic>> {
+    files: &[Input],
+) -> Result<(Cow<'p, Policy>, Option<Policy>), Vec<Diagnostic>> {
     let fc = tree
         .get_value(root, "functionConfig")
         .filter(|&f| tree.kind(f) == Kind::Map);
     match (fc, fc.and_then(|f| str_at(tree, f, &["kind"]))) {
-        (Some(f), Some("SchedulingPolicy")) => Policy::from_tree(FUNCTION_CONFIG, tree, f)
-            .map(Cow::Owned)
-            .map_err(|e| e.0.into_iter().map(in_resource_list).collect()),
-        _ => fallback.map(Cow::Borrowed).ok_or_else(|| {
+        (Some(f), Some("SchedulingPolicy")) => {
+            let listed = Policy::from_tree(FUNCTION_CONFIG, tree, f)
+                .map_err(|e| e.0.into_iter().map(in_resource_list).collect::<Vec<_>>());
+            match (source::from_files(tree, f, files), listed) {
+                (None, listed) => listed.map(|p| (Cow::Owned(p), None)),
+                (Some(Ok(p)), Ok(listed)) => Ok((Cow::Owned(p), Some(listed))),
+                (Some(Err(in_file)), Err(in_list)) => Err(in_file
+                    .into_iter()
+                    .map(|d| {
+                        let path = format!("{FUNCTION_CONFIG}.{}", d.path);
+                        match in_list
+                            .iter()
+                            .find(|l| l.message == d.message && (l.path == path || d.path.is_empty()))
+                        {
+                            Some(l) if l.line > 0 => source::with_second_location(d, (l.line, l.col)),
+                            _ => d,
+                        }
+                    })
+                    .collect()),
+                // The same content read twice cannot disagree; if it ever
+                // did, the ResourceList's reading stands.
+                (Some(_), listed) => listed.map(|p| (Cow::Owned(p), None)),
+            }
+        }
+        _ => fallback.map(|p| (Cow::Borrowed(p), None)).ok_or_else(|| {
             // At the functionConfig that is not a policy, else the ResourceList.
             let (line, col) =
                 tree.position(tree.get_value(root, "functionConfig").unwrap_or(root));
@@ -257,9 +330,27 @@ struct Run<'t, 'a> {
     items: Vec<NodeId>,
     results: Vec<Result1>,
     failed: bool,
+    /// `--strict`: a rule that matches nothing is an error.
+    strict: bool,
+    /// The policy as the ResourceList holds it, when the policy was read
+    /// from the user's file: where each of its messages also sits.
+    listed: Option<Policy>,
 }
 
 impl Run<'_, '_> {
+    /// A diagnostic about the policy, as the user finds it: in the
+    /// ResourceList, or in the policy's file with the ResourceList's
+    /// position as a second location.
+    fn locate(&self, d: Diagnostic) -> Diagnostic {
+        match &self.listed {
+            Some(listed) if d.line > 0 && d.file != "ResourceList" => {
+                let at = listed.location(&d.path);
+                source::with_second_location(d, at)
+            }
+            _ => in_resource_list(d),
+        }
+    }
+
     fn push(&mut self, severity: &'static str, message: String, item: Option<NodeId>) {
         self.failed |= severity == "error";
         self.results.push(Result1 {
@@ -341,7 +432,12 @@ impl Run<'_, '_> {
             );
             reports.extend(r);
             for e in errors {
-                self.error(in_resource_list(e).to_string(), Some(item));
+                let e = if e.file == policy.file {
+                    self.locate(e)
+                } else {
+                    in_resource_list(e)
+                };
+                self.error(e.to_string(), Some(item));
             }
             for w in warnings {
                 self.push("warning", w.message, Some(item));
@@ -376,9 +472,29 @@ impl Run<'_, '_> {
             }
         }
         for (rule, h) in policy.rules.iter().zip(hits) {
-            if h == 0 {
-                let message = format!("kfsched: rule {:?} matched no component", rule.name);
-                self.push("warning", message, None);
+            if h == 0 && rule.reaches_files() {
+                let d = policy.rule_diag(rule, "match", String::new());
+                let at = match &self.listed {
+                    Some(listed) if d.file != FUNCTION_CONFIG => {
+                        let (l, c) = listed.location(&d.path);
+                        format!("{}:{}:{}, ResourceList:{l}:{c}", d.file, d.line, d.col)
+                    }
+                    _ if d.file == FUNCTION_CONFIG => {
+                        format!("ResourceList:{}:{}", d.line, d.col)
+                    }
+                    _ => format!("{}:{}:{}", d.file, d.line, d.col),
+                };
+                let message = format!(
+                    "kfsched: rule {:?} matched no component (its {} is at {at}; {})",
+                    rule.name,
+                    d.path,
+                    if self.strict {
+                        "an error under --strict; nothing was rewritten"
+                    } else {
+                        "`kubectl kfsched explain` lists the names a rule can match"
+                    }
+                );
+                self.push(if self.strict { "error" } else { "warning" }, message, None);
             }
         }
     }

@@ -15,7 +15,8 @@
 //! 5. plan and edit: `plan` turns the changed components into edits of the
 //!    original text, which the `kfsched_yaml` editor applies;
 //! 6. report: [`rewrite`] returns the new text and an [`outcome`] per file,
-//!    which [`explain`], [`diff`] and the KRM function ([`krm`]) render.
+//!    which [`explain`], [`diff`] and the KRM function ([`krm`]) render, and
+//!    from which [`starter`] writes the policy `init` starts a user with.
 //!
 //! Beside the flow, [`check`] judges placement as kube-scheduler does and
 //! [`admission`] exports the policy for the API server to apply at
@@ -43,4 +44,5 @@ mod plan;
 pub mod policy;
 pub mod rewrite;
 pub mod scheduling;
+pub mod starter;
 pub mod suggest;

@@ -169,7 +169,7 @@ pub fn apply(s: &mut Sched, rule: &Rule, shape: Shape, target: Target) -> (Chang
         notes.push(Note {
             error: true,
             field: "affinity",
-            message: "asks for pod affinity or anti-affinity, which the KFP v2 backend does not apply to tasks; remove affinity.podAffinity/podAntiAffinity from this rule or exclude this task".into(),
+            message: "asks for pod affinity or anti-affinity, which the KFP v2 backend does not apply to tasks, so no file can carry it; `kubectl kfsched export admission` applies it to the task's pods as the cluster admits them (or remove affinity.podAffinity/podAntiAffinity from this rule, or exclude this task)".into(),
         });
         return (c, notes);
     }

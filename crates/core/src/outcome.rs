@@ -1,10 +1,13 @@
 //! What processing a file found: per document and component, what the
 //! rules did and why (what `explain` and KRM results show), the rewritten
-//! text when it changed, and the file's warnings and errors.
+//! text when it changed, and the file's warnings and errors; and, over a
+//! whole run, the mistakes that do nothing (a rule that selects no
+//! component, an input that holds no pipeline), as data for the caller.
 
 use crate::diag::Diagnostic;
 use crate::format::Skipped;
 use crate::matching::Verdict;
+use crate::policy::Policy;
 
 /// What `explain` shows about one component.
 #[derive(Clone, Debug)]
@@ -119,4 +122,103 @@ pub struct Options {
 pub struct Input {
     pub file: String,
     pub bytes: Vec<u8>,
+}
+
+/// How many components each rule selected, over every file.
+pub fn rule_hits(policy: &Policy, outcomes: &[FileOutcome]) -> Vec<usize> {
+    let mut hits = vec![0usize; policy.rules.len()];
+    for o in outcomes {
+        for (h, n) in hits.iter_mut().zip(o.rule_hits(policy.rules.len())) {
+            *h += n;
+        }
+    }
+    hits
+}
+
+/// The rules that selected no component of `outcomes`, each as a
+/// diagnostic at the rule in the policy: at the one `match` (or `exclude`)
+/// key that every component failed on, else at the rule. Whether that is a
+/// warning or an error is the caller's choice (`--strict`).
+pub fn unmatched_rules(policy: &Policy, outcomes: &[FileOutcome]) -> Vec<Diagnostic> {
+    let hits = rule_hits(policy, outcomes);
+    let verdicts = |i: usize| {
+        outcomes
+            .iter()
+            .flat_map(|o| &o.docs)
+            .flat_map(|d| &d.components)
+            .filter_map(move |c| c.verdicts.get(i).copied())
+    };
+    policy
+        .rules
+        .iter()
+        .enumerate()
+        .filter(|&(i, rule)| hits[i] == 0 && rule.reaches_files())
+        .map(|(i, rule)| {
+            let mut all = verdicts(i);
+            let first = all.next();
+            let same = first.filter(|f| all.all(|v| v == *f));
+            let (field, why) = match same {
+                None if first.is_none() => (String::new(), " (there is no component)".to_string()),
+                Some(Verdict::Unmatched(k)) => (
+                    format!("match.{}", k.name()),
+                    format!(" (its match.{0} matches none of their {0})", k.name()),
+                ),
+                Some(Verdict::Excluded(k)) => (
+                    format!("exclude.{}", k.name()),
+                    format!(" (its exclude.{} leaves out every component it matches)", k.name()),
+                ),
+                _ => ("match".to_string(), String::new()),
+            };
+            policy.rule_diag(
+                rule,
+                &field,
+                format!(
+                    "rule {:?} matched no component{why}; `kubectl kfsched explain` lists every component with the names a rule can match",
+                    rule.name
+                ),
+            )
+        })
+        .collect()
+}
+
+/// A command-line input (a file, `-` or a directory: `outcomes` are its
+/// files) that holds no pipeline or workload, as a diagnostic naming it;
+/// `None` when it holds one, or when each of its files was already
+/// reported as skipped with a warning (a Helm template).
+pub fn empty_input(name: &str, outcomes: &[&FileOutcome], directory: bool) -> Option<Diagnostic> {
+    if outcomes.iter().any(|o| o.is_pipeline())
+        || (!outcomes.is_empty() && outcomes.iter().all(|o| !o.warnings.is_empty()))
+    {
+        return None;
+    }
+    let mut reasons: Vec<&str> = Vec::new();
+    for d in outcomes.iter().flat_map(|o| &o.docs) {
+        let why = d
+            .skipped_because
+            .as_deref()
+            .unwrap_or("a KFP v2 platform spec without its pipeline");
+        if !reasons.contains(&why) {
+            reasons.push(why);
+        }
+    }
+    let shown = match reasons.len() {
+        0 => String::new(),
+        1..=3 => format!(" ({})", reasons.join("; ")),
+        n => format!(" ({}; and {} more)", reasons[..3].join("; "), n - 3),
+    };
+    let what = if directory {
+        format!(
+            "none of the {} file{} under it holds a pipeline or workload",
+            outcomes.len(),
+            if outcomes.len() == 1 { "" } else { "s" }
+        )
+    } else {
+        "holds no pipeline or workload".to_string()
+    };
+    Some(Diagnostic::file(
+        name,
+        format!(
+            "{what}{shown}, so nothing in it can change; kfsched reads KFP v2 IR, KFP PipelineVersions, Argo workflows (KFP v1) and pod-creating workloads"
+        ),
+    ))
 }

@@ -128,7 +128,7 @@ fn plan_docs(
                 out.errors.push(ctx.diag_node(
                     *node,
                     format!(
-                        "{msg} ({} components of this workflow); nothing was written",
+                        "{msg} ({} components of this workflow)",
                         rules_select(&rules)
                     ),
                 ));
@@ -183,10 +183,13 @@ fn new_version(ctx: &Ctx, m: &Manifest, rules: &[String], editor: &mut Editor, o
         return;
     };
     let (Some(md), Some(name)) = (m.metadata, m.name.as_deref()) else {
-        out.errors.push(ctx.diag_node(
-            at,
-            "--version-suffix: this PipelineVersion has no metadata.name to add the suffix to; nothing was written".into(),
-        ));
+        out.errors.push(
+            ctx.diag_node(
+                at,
+                "--version-suffix: this PipelineVersion has no metadata.name to add the suffix to"
+                    .into(),
+            ),
+        );
         return;
     };
     let new_name = format!("{name}-{suffix}");
@@ -195,7 +198,7 @@ fn new_version(ctx: &Ctx, m: &Manifest, rules: &[String], editor: &mut Editor, o
         out.errors.push(ctx.diag_node(
             at,
             format!(
-                "--version-suffix: the new name {new_name:?} is not a valid object name: {}; nothing was written",
+                "--version-suffix: the new name {new_name:?} is not a valid object name: {}",
                 problems.join("; ")
             ),
         ));
@@ -224,11 +227,7 @@ fn new_version(ctx: &Ctx, m: &Manifest, rules: &[String], editor: &mut Editor, o
     }
     for edit in edits {
         if let Err(e) = editor.apply(edit) {
-            out.errors.push(ctx.diag_at(
-                e.offset,
-                &e.path,
-                format!("{}; nothing was written", e.message),
-            ));
+            out.errors.push(ctx.diag_at(e.offset, &e.path, e.message));
         }
     }
 }
@@ -492,7 +491,7 @@ fn write_doc(
             out.errors.push(ctx.diag_at(
                 ctx.tree.node(root).start as usize,
                 "",
-                "this KFP v2 pipeline is JSON, and its scheduling would go into a second YAML document (the platform spec), which a JSON file cannot hold; the KFP SDK refuses too (\"Platform-specific features are only supported when serializing to YAML\"): compile the pipeline to a .yaml file; nothing was written".into(),
+                "this KFP v2 pipeline is JSON, and its scheduling would go into a second YAML document (the platform spec), which a JSON file cannot hold; the KFP SDK refuses too (\"Platform-specific features are only supported when serializing to YAML\"): compile the pipeline to a .yaml file".into(),
             ));
             return;
         }
@@ -500,11 +499,7 @@ fn write_doc(
     editor.set_flavor(flavor);
     for edit in format::write(ctx.tree, doc, flavor, changes) {
         if let Err(e) = editor.apply(edit) {
-            let d = ctx.diag_at(
-                e.offset,
-                &e.path,
-                format!("{}; nothing was written", e.message),
-            );
+            let d = ctx.diag_at(e.offset, &e.path, e.message);
             // Several edits of one refused value give one error.
             if !out.errors.contains(&d) {
                 out.errors.push(d);

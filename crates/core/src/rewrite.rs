@@ -173,7 +173,7 @@ impl File<'_> {
                 line: e.line,
                 col: e.col,
                 path: e.path.clone(),
-                message: format!("invalid YAML: {}; nothing was written", e.message),
+                message: format!("invalid YAML: {}", e.message),
             }]);
         };
         let (line, col) = kfsched_yaml::tree::line_col(self.text, at);
@@ -319,7 +319,7 @@ fn verify(file: &str, out: &str, start: usize) -> Result<(), Vec<Diagnostic>> {
         Err(e) => Err(vec![Diagnostic::file(
             file,
             format!(
-                "internal error: the rewritten text does not parse ({e}); nothing was written. Please report this with the input file and policy"
+                "internal error: the rewritten text does not parse ({e}). Please report this with the input file and policy"
             ),
         )]),
     }

@@ -35,9 +35,11 @@ const LAYERS: &[(&str, u8)] = &[
     ("fastpath", 6),
     // One file through the flow.
     ("rewrite", 7),
-    // Reports: explain, and the KRM function's ResourceList.
+    // Reports: explain, the KRM function's ResourceList, and the starter
+    // policy `init` writes from the components found.
     ("explain", 8),
     ("krm", 8),
+    ("starter", 8),
     // Placement: the pods the components become, judged as kube-scheduler
     // judges them (reads the rewrite's output under `-p`).
     ("check", 9),

@@ -39,6 +39,9 @@ Exit codes: 0 every component fits a node, 1 one fits none (with --pools: misses
 pub struct CheckArgs {
     #[command(flatten)]
     pub inputs: Inputs,
+    /// Judge each file as `rewrite -p FILE` would make it (nothing is written); with --pools, also the pools' policy [default for --pools: $KFSCHED_POLICY, else the nearest .kfsched.yaml]
+    #[arg(short = 'p', long = "policy", value_name = "FILE")]
+    pub policy: Option<PathBuf>,
     /// Judge against a node snapshot (`kubectl get nodes -o yaml|json`; - for stdin) instead of the live cluster
     #[arg(long, value_name = "FILE", overrides_with = "nodes")]
     pub nodes: Option<PathBuf>,
@@ -54,12 +57,17 @@ pub struct CheckArgs {
     /// Run as a KRM validator: a ResourceList on stdin, the same list with results on stdout
     #[arg(long)]
     pub krm: bool,
+    /// Make a rule of -p that matches nothing, and a named input that holds no pipeline or workload, errors (exit 2)
+    #[arg(long, conflicts_with = "krm")]
+    pub strict: bool,
+    #[command(flatten)]
+    pub verbose: crate::cli::VerboseFlag,
     #[command(flatten)]
     pub connection: ConnectionArgs,
 }
 
-pub fn run(a: CheckArgs, policy: Option<PathBuf>, verbose: bool) -> Exit {
-    match run_inner(a, policy, verbose) {
+pub fn run(a: CheckArgs) -> Exit {
+    match run_inner(a) {
         Ok(e) => e,
         Err(e) => {
             // A broken pipe while printing is not an error.
@@ -72,7 +80,9 @@ pub fn run(a: CheckArgs, policy: Option<PathBuf>, verbose: bool) -> Exit {
     }
 }
 
-fn run_inner(a: CheckArgs, policy_path: Option<PathBuf>, verbose: bool) -> std::io::Result<Exit> {
+fn run_inner(a: CheckArgs) -> std::io::Result<Exit> {
+    let verbose = a.verbose.verbose;
+    let policy_path = a.policy.clone();
     let stdin_nodes = a.nodes.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let paths = a.inputs.all();
     if a.nodes.is_some() && a.connection.any() {
@@ -90,14 +100,14 @@ fn run_inner(a: CheckArgs, policy_path: Option<PathBuf>, verbose: bool) -> std::
     }
     // -p rewrites in memory; --pools also finds the policy as every command does.
     let rewrite_policy = match &policy_path {
-        Some(p) => match load_policy(Some(p.clone())) {
+        Some(p) => match load_policy(Some(p.clone()), verbose) {
             Ok(p) => Some(p),
             Err(e) => return Ok(e),
         },
         None => None,
     };
     let pool_policy = if a.pools && rewrite_policy.is_none() && !a.krm {
-        match load_policy(None) {
+        match load_policy(None, verbose) {
             Ok(p) => Some(p),
             Err(e) => return Ok(e),
         }
@@ -121,7 +131,7 @@ fn run_inner(a: CheckArgs, policy_path: Option<PathBuf>, verbose: bool) -> std::
     let Some(nodes) = nodes else {
         return Ok(Exit::Usage);
     };
-    let (_, inputs) = match read_inputs(&paths) {
+    let read = match read_inputs(&paths) {
         Ok(x) => x,
         Err(e) => return Ok(e),
     };
@@ -129,16 +139,17 @@ fn run_inner(a: CheckArgs, policy_path: Option<PathBuf>, verbose: bool) -> std::
         rewrite: rewrite_policy.as_ref(),
         pools: if a.pools { pools_from } else { None },
     };
-    let report = match check::run(&inputs, &nodes, opts) {
+    let report = match check::run(&read.inputs, &nodes, opts) {
         Ok(r) => r,
         Err(d) => {
             print_diags(&d);
             report::error(
                 Category::Input,
                 format_args!(
-                    "nothing was checked ({} problem{})",
+                    "nothing was checked ({} problem{} in {})",
                     d.len(),
-                    if d.len() == 1 { "" } else { "s" }
+                    if d.len() == 1 { "" } else { "s" },
+                    read.given.describe()
                 ),
             );
             return Ok(Exit::Usage);
@@ -147,6 +158,14 @@ fn run_inner(a: CheckArgs, policy_path: Option<PathBuf>, verbose: bool) -> std::
     for w in &report.warnings {
         report::warning(Category::Input, w);
     }
+    let names: Vec<String> = read.inputs.iter().map(|i| i.file.clone()).collect();
+    let no_ops = crate::notices::report(
+        rewrite_policy.as_ref(),
+        &report.outcomes,
+        &names,
+        &read.given,
+        a.strict,
+    );
     let mut out = std::io::stdout().lock();
     match a.output {
         Output::Text => out.write_all(check::report::text(&report, &nodes).as_bytes())?,
@@ -157,6 +176,10 @@ fn run_inner(a: CheckArgs, policy_path: Option<PathBuf>, verbose: bool) -> std::
         }
     }
     out.flush()?;
+    if a.strict && no_ops > 0 {
+        crate::notices::strict_summary(no_ops, None);
+        return Ok(Exit::Usage);
+    }
     Ok(if report.ok() {
         Exit::Ok
     } else {
@@ -230,13 +253,20 @@ fn live(a: &CheckArgs, verbose: bool) -> Result<Nodes, Exit> {
     match result {
         Ok((server, live)) => Ok(Nodes::from_live(&server, &live.nodes, live.pods.as_deref())),
         Err(e) => {
+            // Without a cluster, check still works offline.
+            let offline = match e {
+                kfsched::node::Error::Config(_) => {
+                    "; or judge offline: against a node snapshot (--nodes FILE, from `kubectl get nodes -o yaml`) or the policy's node pools (--pools)"
+                }
+                _ => "",
+            };
             let exit = crate::exit::of_node_error(&e);
             let category = if exit == Exit::Cluster {
                 Category::Cluster
             } else {
                 Category::Usage
             };
-            report::error(category, e);
+            report::error(category, format_args!("{e}{offline}"));
             Err(exit)
         }
     }

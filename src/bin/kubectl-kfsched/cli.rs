@@ -1,5 +1,7 @@
 //! Flag definitions. Nothing here does work: `main` turns these into the
-//! library's option structs.
+//! library's option structs. `-p/--policy` and `-v/--verbose` belong to the
+//! commands that use them; the root keeps both, hidden, for the spelling
+//! `kubectl kfsched -p FILE rewrite`, and `main` hands them on.
 
 use std::path::PathBuf;
 
@@ -16,15 +18,15 @@ use crate::node::NodeArgs;
     about = "One SchedulingPolicy for Kubeflow Pipelines: tolerations, node selectors and affinity written into compiled pipelines, and node pools kept in shape",
     long_about = None,
     disable_version_flag = true,
-    after_help = "Policy: -p/--policy FILE, else $KFSCHED_POLICY, else the nearest .kfsched.yaml upward.\nExit codes: 0 done, 1 differences found, 2 bad usage or invalid input, 3 cluster failure, 130 interrupted."
+    after_help = "Policy: -p/--policy FILE, else $KFSCHED_POLICY, else the nearest .kfsched.yaml upward (`init` writes a starter).\nExit codes: 0 done, 1 differences found, 2 bad usage or invalid input, 3 cluster failure, 130 interrupted."
 )]
 pub struct Cli {
-    /// SchedulingPolicy file [default: $KFSCHED_POLICY, else the nearest .kfsched.yaml]
-    #[arg(short = 'p', long = "policy", global = true, value_name = "FILE")]
+    /// Given before the command: handed to it (`kubectl kfsched -p FILE rewrite`)
+    #[arg(short = 'p', long = "policy", value_name = "FILE", hide = true)]
     pub policy: Option<PathBuf>,
 
-    /// Say more: list skipped files and documents
-    #[arg(short = 'v', long = "verbose", global = true)]
+    /// Given before the command: handed to it
+    #[arg(short = 'v', long = "verbose", hide = true)]
     pub verbose: bool,
 
     /// Print the version (as `version` does)
@@ -49,6 +51,9 @@ pub enum Command {
     /// Check the policy
     #[command(after_help = VALIDATE_HELP)]
     Validate(ValidateArgs),
+    /// Write a starter .kfsched.yaml from the components of your pipelines (changes nothing until edited)
+    #[command(after_help = INIT_HELP)]
+    Init(InitArgs),
     /// Print the policy's JSON Schema (for editor completion)
     Schema,
     /// Say which nodes each component can be scheduled on, as kube-scheduler would (exit 1 when one fits none)
@@ -77,20 +82,25 @@ const REWRITE_HELP: &str = "Examples:
   # Live workloads: kubectl get writes a List, whose items are rewritten
   kubectl get deploy -o yaml | kubectl kfsched rewrite | kubectl replace -f -
 
-  # CI: fail when a file is not scheduled as the policy says
-  kubectl kfsched rewrite --check pipelines/
+  # CI: fail when a file is not scheduled as the policy says, or a rule matches nothing
+  kubectl kfsched rewrite --check --strict pipelines/
 
+A rule that matches no component, and an input named on the command line that holds no pipeline or workload, are warnings (errors with --strict).
 Exit codes: 0 done, 1 --check found files that would change, 2 bad usage or invalid input (nothing written).";
 
 const DIFF_HELP: &str = "Examples:
-  # What rewrite -i would change, as a patch
-  kubectl kfsched diff -p policy.yaml pipelines/ > scheduling.patch && patch -p1 < scheduling.patch
+  # What rewrite -i would change, as a patch (exit 1 means there is one)
+  kubectl kfsched diff -p policy.yaml pipelines/ > scheduling.patch || [ $? -eq 1 ]
+  patch -p1 < scheduling.patch
 
 Exit codes: 0 no differences, 1 differences shown, 2 bad usage or invalid input.";
 
 const EXPLAIN_HELP: &str = "Examples:
   # Which rule matched which component, and why the others did not
   kubectl kfsched explain -p policy.yaml pipelines/
+
+  # No policy yet: every component and the names a rule can match it by
+  kubectl kfsched explain pipelines/
 
   # One rule, as JSON (or YAML) for scripts
   kubectl kfsched explain --rule gpu-training -o json pipelines/train.yaml
@@ -101,7 +111,15 @@ const VALIDATE_HELP: &str = "Examples:
   kubectl kfsched validate policy.yaml
   kubectl kfsched validate            # the policy found as for every command
 
-Exit codes: 0 valid, 2 invalid (every error, as FILE:LINE:COL: YAML.PATH: message).";
+Exit codes: 0 valid (warnings are printed), 2 invalid (every error, as FILE:LINE:COL: YAML.PATH: message).";
+
+const INIT_HELP: &str = "The starter has one node pool and one example rule, built from the components found, and a list of every component with the names a rule can match. It changes nothing until edited: the rule matches no component yet (every command says so until it does) and the pool has no nodes.
+
+Examples:
+  kubectl kfsched init pipelines/            # writes ./.kfsched.yaml
+  kubectl kfsched init -p - pipelines/       # prints it instead
+
+Exit codes: 0 written, 2 bad usage, invalid input or the file exists already (nothing written).";
 
 /// What `export` writes.
 #[derive(Subcommand, Debug)]
@@ -131,6 +149,8 @@ Exit codes: 0 written, 2 bad usage, invalid input, or a rule admission cannot ex
 pub struct ExportAdmissionArgs {
     #[command(flatten)]
     pub inputs: Inputs,
+    #[command(flatten)]
+    pub policy: PolicyFlag,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value_t = ExportOutput::Yaml)]
     pub output: ExportOutput,
@@ -169,7 +189,7 @@ pub enum FailurePolicyArg {
 /// Inputs: positional paths and kubectl's `-f/--filename`, in that order.
 #[derive(Args, Debug)]
 pub struct Inputs {
-    /// Files, directories (recursed for *.yaml/*.yml) or - for stdin [default: - when stdin is not a terminal]
+    /// Files, directories (recursed for *.yaml, *.yml and *.json) or - for stdin [default: - when stdin is not a terminal]
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// A file, directory or - for stdin, as kubectl's -f (repeatable)
@@ -191,20 +211,61 @@ pub struct Versions {
     pub version_suffix: Option<String>,
 }
 
+/// `-p/--policy`, for the commands that read a policy.
+#[derive(Args, Debug, Default)]
+pub struct PolicyFlag {
+    /// SchedulingPolicy file [default: $KFSCHED_POLICY, else the nearest .kfsched.yaml]
+    #[arg(short = 'p', long = "policy", value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+}
+
+/// `-v/--verbose`, for the commands that have more to say.
+#[derive(Args, Debug, Default)]
+pub struct VerboseFlag {
+    /// Say more: which policy file was used and why, and the files and documents skipped
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
+}
+
+/// `--strict`, for the commands in which a mistake can do nothing.
+#[derive(Args, Debug, Default)]
+pub struct StrictFlag {
+    /// Make a rule that matches nothing, and a named input that holds no pipeline or workload, errors (exit 2), for CI runs over every pipeline
+    #[arg(long)]
+    pub strict: bool,
+}
+
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
     /// The policy file [default: -p, $KFSCHED_POLICY, else the nearest .kfsched.yaml]
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy: PolicyFlag,
+    /// Say which policy file was used and why
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
     /// Output format (json and yaml: the file, the policy's name, its rule and pool names)
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
     pub output: Output,
 }
 
 #[derive(Args, Debug)]
+pub struct InitArgs {
+    /// Pipeline files or directories to read the components from [default: .]
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Where to write the starter policy; - prints it [default: .kfsched.yaml]
+    #[arg(short = 'p', long = "policy", value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
 pub struct RewriteArgs {
     #[command(flatten)]
     pub inputs: Inputs,
+    #[command(flatten)]
+    pub policy: PolicyFlag,
     #[command(flatten)]
     pub versions: Versions,
     /// Write the result back to each file (atomically, keeping its mode)
@@ -219,6 +280,13 @@ pub struct RewriteArgs {
     /// Colour the diff
     #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
     pub color: Color,
+    /// With -i: no summary line (files rewritten, files unchanged)
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub strict: StrictFlag,
+    #[command(flatten)]
+    pub verbose: VerboseFlag,
     /// Report every file (changed or not, with its diff) as json or yaml on stdout, with --in-place, --check or --diff
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
     pub output: Output,
@@ -229,16 +297,25 @@ pub struct DiffArgs {
     #[command(flatten)]
     pub inputs: Inputs,
     #[command(flatten)]
+    pub policy: PolicyFlag,
+    #[command(flatten)]
     pub versions: Versions,
     /// Colour the diff
     #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
     pub color: Color,
+    #[command(flatten)]
+    pub strict: StrictFlag,
+    #[command(flatten)]
+    pub verbose: VerboseFlag,
 }
 
 #[derive(Args, Debug)]
 pub struct ExplainArgs {
     #[command(flatten)]
     pub inputs: Inputs,
+    /// SchedulingPolicy file [default: $KFSCHED_POLICY, else the nearest .kfsched.yaml; none: list the components and their names]
+    #[arg(short = 'p', long = "policy", value_name = "FILE")]
+    pub policy: Option<PathBuf>,
     #[command(flatten)]
     pub versions: Versions,
     /// Output format
@@ -247,6 +324,10 @@ pub struct ExplainArgs {
     /// Explain only this rule, as if the policy had no others (repeatable)
     #[arg(long = "rule", value_name = "RULE")]
     pub rules: Vec<String>,
+    #[command(flatten)]
+    pub strict: StrictFlag,
+    #[command(flatten)]
+    pub verbose: VerboseFlag,
 }
 
 #[derive(Args, Debug)]
@@ -254,8 +335,14 @@ pub struct FnArgs {
     /// A policy file for the legacy kustomize exec-plugin protocol (stdin is then a plain YAML stream)
     #[arg(value_name = "CONFIG")]
     pub config: Option<PathBuf>,
+    /// The policy when the ResourceList's functionConfig is not one [default: $KFSCHED_POLICY, else the nearest .kfsched.yaml]
+    #[arg(short = 'p', long = "policy", value_name = "FILE")]
+    pub policy: Option<PathBuf>,
     #[command(flatten)]
     pub versions: Versions,
+    /// Make a rule that matches no item an error result (nothing is rewritten; exit 1)
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Args, Debug)]

@@ -2,7 +2,6 @@
 //! and on stderr what each rule reaches and how exactly.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use kfsched::admission::{self, Exactness, FailurePolicy};
 
@@ -13,8 +12,8 @@ use crate::report::{self, Category, Level};
 
 type R = Result<Exit, Box<dyn std::error::Error>>;
 
-pub fn admission(a: ExportAdmissionArgs, policy: Option<PathBuf>) -> R {
-    let policy = match load_policy(policy) {
+pub fn admission(a: ExportAdmissionArgs) -> R {
+    let policy = match load_policy(a.policy.policy.clone(), false) {
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
@@ -24,7 +23,7 @@ pub fn admission(a: ExportAdmissionArgs, policy: Option<PathBuf>) -> R {
         Vec::new()
     } else {
         match read_inputs(&paths) {
-            Ok((_, i)) => i,
+            Ok(read) => read.inputs,
             Err(e) => return Ok(e),
         }
     };
@@ -91,6 +90,30 @@ pub fn admission(a: ExportAdmissionArgs, policy: Option<PathBuf>) -> R {
         ExportOutput::Yaml => admission::yaml(&export.objects),
         ExportOutput::Json => admission::json_list(&export.objects),
     };
+    // kubectl apply (client-side) keeps the object in an annotation of at
+    // most 256 KiB; the API server takes objects up to about 1.5 MiB.
+    let biggest = export
+        .objects
+        .iter()
+        .map(|o| serde_json::to_string(o).map_or(0, |s| s.len()))
+        .max()
+        .unwrap_or(0);
+    if biggest > 256 * 1024 {
+        note(format_args!(
+            "note: an admission policy is {} KiB, more than kubectl apply's client-side record holds (256 KiB): apply it with `kubectl apply --server-side -f -`",
+            biggest / 1024
+        ));
+    }
+    if biggest > 1_500_000 {
+        report::error(
+            Category::Policy,
+            format_args!(
+                "an admission policy is {} KiB, more than the API server stores (1.5 MiB): split the policy, or leave rules out with --skip-rule",
+                biggest / 1024
+            ),
+        );
+        return Ok(Exit::Usage);
+    }
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;

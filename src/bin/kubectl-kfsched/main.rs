@@ -8,7 +8,10 @@ mod completion;
 mod connection;
 mod exit;
 mod export;
+mod habits;
+mod init;
 mod node;
+mod notices;
 mod offline;
 mod report;
 
@@ -66,13 +69,16 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
         Ok(c) => c,
         Err(e) => {
             let usage = e.use_stderr();
+            let text = habits::explain(&e, &args);
             if usage && report::json() {
-                let text = e.render().to_string();
+                let text = text.unwrap_or_else(|| e.render().to_string());
                 let text = text.trim_end();
                 report::error(
                     Category::Usage,
                     text.strip_prefix("error: ").unwrap_or(text),
                 );
+            } else if let Some(message) = text {
+                eprint!("{message}");
             } else {
                 e.print()?;
             }
@@ -83,16 +89,19 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
         None if cli.version => Some(Command::Version),
         c => c,
     };
-    let Some(command) = command else {
+    let Some(mut command) = command else {
         Cli::command().print_help()?;
         return Ok(Exit::Usage);
     };
-    let policy = cli.policy;
+    if let Err(message) = hand_on(cli.policy, cli.verbose, &mut command) {
+        report::error(Category::Usage, message);
+        return Ok(Exit::Usage);
+    }
     match command {
-        Command::Rewrite(a) => offline::rewrite(a, policy, cli.verbose),
-        Command::Diff(a) => offline::diff(a, policy, cli.verbose),
-        Command::Explain(a) => offline::explain(a, policy, cli.verbose),
-        Command::Validate(a) => match (a.file, policy) {
+        Command::Rewrite(a) => offline::rewrite(a),
+        Command::Diff(a) => offline::diff(a),
+        Command::Explain(a) => offline::explain(a),
+        Command::Validate(a) => match (a.file, a.policy.policy) {
             (Some(f), Some(p)) if f != p => {
                 report::error(
                     Category::Usage,
@@ -104,17 +113,18 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
                 );
                 Ok(Exit::Usage)
             }
-            (f, p) => offline::validate(f.or(p), a.output),
+            (f, p) => offline::validate(f.or(p), a.verbose, a.output),
         },
+        Command::Init(a) => init::run(a),
         Command::Schema => {
             let s = serde_json::to_string_pretty(&kfsched::policy::schema::json_schema())?;
             writeln!(std::io::stdout(), "{s}")?;
             Ok(Exit::Ok)
         }
-        Command::Check(a) => Ok(check::run(*a, policy, cli.verbose)),
-        Command::Fn(a) => offline::krm(a, policy),
-        Command::Export(cli::ExportCommand::Admission(a)) => export::admission(a, policy),
-        Command::Node(a) => Ok(node::run(*a, policy, cli.verbose)),
+        Command::Check(a) => Ok(check::run(*a)),
+        Command::Fn(a) => offline::krm(a),
+        Command::Export(cli::ExportCommand::Admission(a)) => export::admission(a),
+        Command::Node(a) => Ok(node::run(*a)),
         Command::Completion(a) => {
             let shell = match a.shell {
                 cli::Shell::Bash => crate::completion::Shell::Bash,
@@ -130,4 +140,91 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
             Ok(Exit::Ok)
         }
     }
+}
+
+/// Hands `-p` and `-v` given before the command (`kubectl kfsched -p FILE
+/// rewrite`) to the command, which is where they belong: refused for a
+/// command that has no such flag, and when the command has its own,
+/// different one.
+fn hand_on(
+    policy: Option<std::path::PathBuf>,
+    verbose: bool,
+    command: &mut Command,
+) -> Result<(), String> {
+    use crate::node::NodeCommand;
+    let name = command_name(command);
+    if let Some(p) = policy {
+        let slot = match command {
+            Command::Rewrite(a) => Some(&mut a.policy.policy),
+            Command::Diff(a) => Some(&mut a.policy.policy),
+            Command::Explain(a) => Some(&mut a.policy),
+            Command::Validate(a) => Some(&mut a.policy.policy),
+            Command::Init(a) => Some(&mut a.policy),
+            Command::Check(a) => Some(&mut a.policy),
+            Command::Fn(a) => Some(&mut a.policy),
+            Command::Export(cli::ExportCommand::Admission(a)) => Some(&mut a.policy.policy),
+            Command::Node(a) => match &mut a.command {
+                NodeCommand::Apply(a) => Some(&mut a.policy.policy),
+                NodeCommand::Diff(a) => Some(&mut a.policy.policy),
+                _ => None,
+            },
+            _ => None,
+        };
+        match slot {
+            None => {
+                return Err(format!(
+                    "-p/--policy: `{name}` reads no policy (rewrite, diff, explain, check, validate, init, fn, export admission, node apply and node diff do)"
+                ));
+            }
+            Some(Some(own)) if *own != p => {
+                return Err(format!(
+                    "two policies: -p {} before the command and -p {} after it; give one",
+                    p.display(),
+                    own.display()
+                ));
+            }
+            Some(slot) => *slot = Some(p),
+        }
+    }
+    if verbose {
+        let slot = match command {
+            Command::Rewrite(a) => &mut a.verbose.verbose,
+            Command::Diff(a) => &mut a.verbose.verbose,
+            Command::Explain(a) => &mut a.verbose.verbose,
+            Command::Validate(a) => &mut a.verbose,
+            Command::Check(a) => &mut a.verbose.verbose,
+            Command::Node(a) => &mut a.verbose,
+            _ => return Err(format!("-v/--verbose: `{name}` has nothing more to say")),
+        };
+        *slot = true;
+    }
+    Ok(())
+}
+
+/// The command as the user typed it, for messages.
+fn command_name(command: &Command) -> String {
+    use crate::node::NodeCommand;
+    let name = match command {
+        Command::Rewrite(_) => "rewrite",
+        Command::Diff(_) => "diff",
+        Command::Explain(_) => "explain",
+        Command::Validate(_) => "validate",
+        Command::Init(_) => "init",
+        Command::Schema => "schema",
+        Command::Check(_) => "check",
+        Command::Fn(_) => "fn",
+        Command::Export(cli::ExportCommand::Admission(_)) => "export admission",
+        Command::Node(a) => match a.command {
+            NodeCommand::Taint(_) => "node taint",
+            NodeCommand::Label(_) => "node label",
+            NodeCommand::Cordon(_) => "node cordon",
+            NodeCommand::Uncordon(_) => "node uncordon",
+            NodeCommand::Drain(_) => "node drain",
+            NodeCommand::Apply(_) => "node apply",
+            NodeCommand::Diff(_) => "node diff",
+        },
+        Command::Completion(_) => "completion",
+        Command::Version => "version",
+    };
+    name.to_string()
 }

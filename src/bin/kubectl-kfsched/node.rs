@@ -138,6 +138,10 @@ pub struct NodeArgs {
     )]
     pub impersonate_groups: Vec<String>,
 
+    /// Say which API server and which settings are used
+    #[arg(short = 'v', long = "verbose", global = true)]
+    pub verbose: bool,
+
     #[command(subcommand)]
     pub command: NodeCommand,
 }
@@ -178,7 +182,7 @@ pub struct TaintArgs {
     /// Node names, then taint changes
     #[arg(value_name = "NODE|TAINT", required = true)]
     pub args: Vec<String>,
-    /// Select nodes by label (=, ==, !=, in, notin, exists)
+    /// Select nodes by label (=, ==, !=, in, notin, key, !key, key>N, key<N)
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
     pub selector: Option<String>,
     /// Every node
@@ -196,7 +200,7 @@ pub struct LabelArgs {
     /// Node names, then label changes
     #[arg(value_name = "NODE|LABEL", required = true)]
     pub args: Vec<String>,
-    /// Select nodes by label (=, ==, !=, in, notin, exists)
+    /// Select nodes by label (=, ==, !=, in, notin, key, !key, key>N, key<N)
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
     pub selector: Option<String>,
     /// Every node
@@ -214,7 +218,7 @@ pub struct CordonArgs {
     /// Node names
     #[arg(value_name = "NODE")]
     pub nodes: Vec<String>,
-    /// Select nodes by label (=, ==, !=, in, notin, exists)
+    /// Select nodes by label (=, ==, !=, in, notin, key, !key, key>N, key<N)
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
     pub selector: Option<String>,
     #[arg(long = "dry-run", value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "unchanged", default_value = "none", help = DRY_RUN_HELP)]
@@ -226,7 +230,7 @@ pub struct DrainArgs {
     /// Node names
     #[arg(value_name = "NODE")]
     pub nodes: Vec<String>,
-    /// Select nodes by label (=, ==, !=, in, notin, exists)
+    /// Select nodes by label (=, ==, !=, in, notin, key, !key, key>N, key<N)
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
     pub selector: Option<String>,
     /// Leave DaemonSet-managed pods on the node
@@ -266,6 +270,8 @@ pub struct DrainArgs {
 
 #[derive(Args, Debug)]
 pub struct ApplyArgs {
+    #[command(flatten)]
+    pub policy: crate::cli::PolicyFlag,
     /// Replace labels and taints that someone else set to another value
     #[arg(long)]
     pub overwrite: bool,
@@ -278,6 +284,8 @@ pub struct ApplyArgs {
 
 #[derive(Args, Debug)]
 pub struct PoolDiffArgs {
+    #[command(flatten)]
+    pub policy: crate::cli::PolicyFlag,
     /// Plan as `node apply --overwrite` would
     #[arg(long)]
     pub overwrite: bool,
@@ -297,18 +305,10 @@ enum Job {
     Diff(Box<Policy>, PoolOptions),
 }
 
-pub fn run(args: NodeArgs, policy: Option<PathBuf>, verbose: bool) -> Exit {
+pub fn run(args: NodeArgs) -> Exit {
     let mut err = std::io::stderr();
-    // -p is global (it may come before `node`), but only the pool commands
-    // read a policy: say so rather than let `node taint -p` look like it
-    // applied the policy's pools.
-    if policy.is_some() && !matches!(args.command, NodeCommand::Apply(_) | NodeCommand::Diff(_)) {
-        let _ = writeln!(
-            err,
-            "warning: -p/--policy is read by node apply and node diff only; this command ignores it"
-        );
-    }
-    let (job, copts) = match prepare(args, policy, &mut err) {
+    let verbose = args.verbose;
+    let (job, copts) = match prepare(args, &mut err) {
         Ok(j) => j,
         Err(exit) => return exit,
     };
@@ -382,11 +382,8 @@ fn set(v: Option<String>) -> Option<String> {
     v.filter(|v| !v.is_empty())
 }
 
-fn prepare(
-    args: NodeArgs,
-    policy: Option<PathBuf>,
-    err: &mut dyn Write,
-) -> Result<(Job, ClientOptions), Exit> {
+fn prepare(args: NodeArgs, err: &mut dyn Write) -> Result<(Job, ClientOptions), Exit> {
+    let verbose = args.verbose;
     let request_timeout = match args.request_timeout.as_deref().map(parse_duration) {
         None => None,
         Some(Ok(d)) if d.is_zero() => None,
@@ -481,7 +478,7 @@ fn prepare(
             Job::Drain(o, std::io::stderr().is_terminal())
         }
         NodeCommand::Apply(a) => {
-            let p = load_policy(policy, err)?;
+            let p = load_policy(a.policy.policy, verbose, err)?;
             pools::require_name(&p).map_err(|e| usage(err, e.to_string()))?;
             Job::Apply(
                 Box::new(p),
@@ -493,7 +490,7 @@ fn prepare(
             )
         }
         NodeCommand::Diff(a) => {
-            let p = load_policy(policy, err)?;
+            let p = load_policy(a.policy.policy, verbose, err)?;
             pools::require_name(&p).map_err(|e| usage(err, e.to_string()))?;
             Job::Diff(
                 Box::new(p),
@@ -518,14 +515,23 @@ fn cordon_job(a: CordonArgs, cordon: bool, err: &mut dyn Write) -> Result<Job, E
     }))
 }
 
-fn load_policy(explicit: Option<PathBuf>, err: &mut dyn Write) -> Result<Policy, Exit> {
+/// The policy of `node apply` / `node diff`, with its warnings and the
+/// pools that select no node said before anything is read from the cluster.
+fn load_policy(
+    explicit: Option<PathBuf>,
+    verbose: bool,
+    err: &mut dyn Write,
+) -> Result<Policy, Exit> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let path = kfsched::discover::policy_path(
+    let (path, origin) = kfsched::discover::find_policy(
         explicit.as_deref(),
         std::env::var_os("KFSCHED_POLICY"),
         &cwd,
     )
     .map_err(|m| usage(err, m))?;
+    if verbose {
+        let _ = writeln!(err, "policy: {} ({origin})", path.display());
+    }
     let policy = Policy::load(&path).map_err(|e| {
         for d in &e.0 {
             let _ = writeln!(err, "error: {d}");
@@ -534,6 +540,9 @@ fn load_policy(explicit: Option<PathBuf>, err: &mut dyn Write) -> Result<Policy,
     })?;
     for d in &policy.warnings {
         let _ = writeln!(err, "warning: {d}");
+    }
+    for w in pools::warnings(&policy) {
+        let _ = writeln!(err, "warning: {w}");
     }
     Ok(policy)
 }

@@ -1,4 +1,6 @@
-//! The offline commands: rewrite, diff, explain, validate, fn.
+//! The offline commands: rewrite, diff, explain, validate, fn. What they
+//! say about mistakes that do nothing is in `notices`; `init` has its own
+//! file.
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
@@ -12,6 +14,7 @@ use kfsched::policy::Policy;
 use kfsched::rewrite::{self, FileOutcome, Input};
 
 use crate::cli::{Color, DiffArgs, ExplainArgs, FnArgs, Output, RewriteArgs, Versions};
+use crate::notices::{self, Given};
 
 type R = Result<Exit, Box<dyn std::error::Error>>;
 
@@ -30,30 +33,62 @@ pub fn print_policy_warnings(policy: &Policy) {
     report::diags(Level::Warning, Category::Policy, &policy.warnings);
 }
 
-/// Finds and loads the policy, printing every problem and warning.
-pub(crate) fn load_policy(explicit: Option<PathBuf>) -> Result<Policy, Exit> {
+/// Finds and loads the policy, printing every problem and warning; with
+/// `verbose`, which file it is and why that one.
+pub(crate) fn load_policy(explicit: Option<PathBuf>, verbose: bool) -> Result<Policy, Exit> {
+    find_policy_or_none(explicit, verbose, false)?.ok_or(Exit::Usage)
+}
+
+/// Finds and loads the policy as [`load_policy`] does; `Ok(None)` only
+/// with `optional` when no policy is given or found (explain's listing).
+fn find_policy_or_none(
+    explicit: Option<PathBuf>,
+    verbose: bool,
+    optional: bool,
+) -> Result<Option<Policy>, Exit> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let path = match discover::policy_path(
+    let (path, origin) = match discover::find_policy(
         explicit.as_deref(),
         std::env::var_os("KFSCHED_POLICY"),
         &cwd,
     ) {
         Ok(p) => p,
+        Err(_) if optional => return Ok(None),
         Err(msg) => {
             report::error(Category::Policy, msg);
             return Err(Exit::Usage);
         }
     };
+    if verbose {
+        report::message(
+            Level::Info,
+            Category::Policy,
+            format_args!("policy: {} ({origin})", path.display()),
+        );
+    }
     let policy = Policy::load(&path).map_err(|e| {
         print_policy_diags(&e.0);
         Exit::Usage
     })?;
     print_policy_warnings(&policy);
-    Ok(policy)
+    Ok(Some(policy))
+}
+
+/// The inputs read, where each came from, and what the user passed.
+pub(crate) struct Loaded {
+    pub sources: Vec<Source>,
+    pub inputs: Vec<Input>,
+    pub given: Given,
+}
+
+impl Loaded {
+    fn names(&self) -> Vec<String> {
+        self.inputs.iter().map(|i| i.file.clone()).collect()
+    }
 }
 
 /// Reads every input; unreadable ones are errors.
-pub(crate) fn read_inputs(paths: &[PathBuf]) -> Result<(Vec<Source>, Vec<Input>), Exit> {
+pub(crate) fn read_inputs(paths: &[PathBuf]) -> Result<Loaded, Exit> {
     let paths: Vec<PathBuf> = if paths.is_empty() {
         // No input named: stdin, unless it is a terminal, where reading
         // would wait silently for the user to notice (`-` still reads it).
@@ -68,14 +103,14 @@ pub(crate) fn read_inputs(paths: &[PathBuf]) -> Result<(Vec<Source>, Vec<Input>)
     } else {
         paths.to_vec()
     };
-    let sources = discover::expand(&paths).map_err(|d| {
+    let expanded = discover::expand_args(&paths).map_err(|d| {
         print_diags(&d);
         Exit::Usage
     })?;
-    let mut inputs = Vec::with_capacity(sources.len());
+    let mut inputs = Vec::with_capacity(expanded.len());
     let mut errors = Vec::new();
     let mut stdin_used = false;
-    for s in &sources {
+    for (s, _) in &expanded {
         match s {
             Source::Stdin => {
                 if stdin_used {
@@ -105,26 +140,39 @@ pub(crate) fn read_inputs(paths: &[PathBuf]) -> Result<(Vec<Source>, Vec<Input>)
         print_diags(&errors);
         return Err(Exit::Usage);
     }
-    Ok((sources, inputs))
+    let given = notices::given(&paths, &expanded);
+    Ok(Loaded {
+        sources: expanded.into_iter().map(|(s, _)| s).collect(),
+        inputs,
+        given,
+    })
+}
+
+/// How a run reads its inputs and what it says.
+struct RunOpts<'a> {
+    verbose: bool,
+    /// `explain`: the before/after details, and files whose rules cannot be
+    /// written are reported rather than stopping the run.
+    details: bool,
+    versions: &'a Versions,
+    /// What the command leaves undone when an input has a problem
+    /// (`nothing was written`), for the summary line.
+    undone: &'a str,
+    /// What the inputs are, in the user's terms (`2 files under pipelines/`).
+    given: &'a str,
 }
 
 /// Runs the engine over all inputs; any error stops everything before a byte is written.
-fn run_all(
-    inputs: &[Input],
-    policy: &Policy,
-    verbose: bool,
-    details: bool,
-    versions: &Versions,
-) -> Result<Vec<FileOutcome>, Exit> {
+fn run_all(inputs: &[Input], policy: &Policy, o: &RunOpts) -> Result<Vec<FileOutcome>, Exit> {
     // `explain` (details) reports every file it can read, the ones whose
     // rules cannot be written included, and prints the errors first.
     let results = rewrite::process_all(
         inputs,
         policy,
         &rewrite::Options {
-            details,
-            report_errors: details,
-            version_suffix: versions.version_suffix.clone(),
+            details: o.details,
+            report_errors: o.details,
+            version_suffix: o.versions.version_suffix.clone(),
         },
     );
     let mut outcomes = Vec::with_capacity(results.len());
@@ -141,23 +189,23 @@ fn run_all(
     if !errors.is_empty() {
         print_diags(&errors);
     }
-    if !errors.is_empty() && !details {
-        let n = inputs.len();
+    if !errors.is_empty() && !o.details {
         report::error(
             Category::Input,
             format_args!(
-                "nothing was written ({} problem{} in {n} input{})",
+                "{} ({} problem{} in {})",
+                o.undone,
                 errors.len(),
                 if errors.len() == 1 { "" } else { "s" },
-                if n == 1 { "" } else { "s" }
+                o.given
             ),
         );
         return Err(Exit::Usage);
     }
-    for o in &outcomes {
-        report::diags(Level::Warning, Category::Input, &o.warnings);
-        if verbose && !o.is_pipeline() {
-            let why = o
+    for out in &outcomes {
+        report::diags(Level::Warning, Category::Input, &out.warnings);
+        if o.verbose && !out.is_pipeline() {
+            let why = out
                 .docs
                 .iter()
                 .filter_map(|d| d.skipped_because.clone())
@@ -166,46 +214,29 @@ fn run_all(
             report::message(
                 Level::Info,
                 Category::Input,
-                format_args!("skipped: {}: {why}", o.file),
+                format_args!("skipped: {}: {why}", out.file),
             );
-        } else if verbose {
+        } else if o.verbose {
             // Documents skipped inside a file that has pipelines.
-            for d in &o.docs {
+            for d in &out.docs {
                 if let Some(why) = &d.skipped_because {
                     report::message(
                         Level::Info,
                         Category::Input,
-                        format_args!("skipped: {}: document {}: {why}", o.file, d.index + 1),
+                        format_args!("skipped: {}: document {}: {why}", out.file, d.index + 1),
                     );
                 }
             }
         }
     }
-    // `explain` lists them itself; with `-v`, rewrite and diff say so too
-    // (not by default: a hook runs on a few files, which most rules miss).
-    if verbose && !details {
-        let mut hits = vec![0usize; policy.rules.len()];
-        for o in &outcomes {
-            for (h, n) in hits.iter_mut().zip(o.rule_hits(policy.rules.len())) {
-                *h += n;
-            }
-        }
-        let none: Vec<&str> = policy
-            .rules
-            .iter()
-            .zip(&hits)
-            .filter(|(_, h)| **h == 0)
-            .map(|(r, _)| r.name.as_str())
-            .collect();
-        if !none.is_empty() {
-            report::message(
-                Level::Info,
-                Category::Policy,
-                format_args!("rules that matched nothing: {}", none.join(", ")),
-            );
-        }
-    }
     Ok(outcomes)
+}
+
+/// The mistakes that do nothing, as warnings (errors under `strict`).
+/// Returns how many there were under `strict`, else 0.
+fn no_ops(policy: Option<&Policy>, outcomes: &[FileOutcome], read: &Loaded, strict: bool) -> usize {
+    let n = notices::report(policy, outcomes, &read.names(), &read.given, strict);
+    if strict { n } else { 0 }
 }
 
 fn use_color(c: Color) -> bool {
@@ -216,15 +247,19 @@ fn use_color(c: Color) -> bool {
     }
 }
 
-pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
-    let policy = match load_policy(policy) {
+pub fn rewrite(a: RewriteArgs) -> R {
+    let verbose = a.verbose.verbose;
+    let policy = match load_policy(a.policy.policy.clone(), verbose) {
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
-    let (sources, inputs) = match read_inputs(&a.inputs.all()) {
+    let read = match read_inputs(&a.inputs.all()) {
         Ok(x) => x,
         Err(e) => return Ok(e),
     };
+    let Loaded {
+        sources, inputs, ..
+    } = &read;
     if a.in_place && sources.contains(&Source::Stdin) {
         report::error(
             Category::Usage,
@@ -240,6 +275,7 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         return Ok(Exit::Usage);
     }
     let to_stdout = !a.in_place && !a.check && !a.diff;
+    let given = read.given.describe();
     if to_stdout && a.output != Output::Text {
         report::error(
             Category::Usage,
@@ -251,16 +287,32 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         report::error(
             Category::Usage,
             format_args!(
-                "{} inputs and no --in-place, --check or --diff: only one input can be written to stdout",
-                inputs.len()
+                "{given}, and without -i/--in-place, --check or --diff only one input can be written (to stdout)"
             ),
         );
         return Ok(Exit::Usage);
     }
-    let outcomes = match run_all(&inputs, &policy, verbose, false, &a.versions) {
+    let undone = if a.check || (a.diff && !a.in_place) {
+        "nothing was checked"
+    } else {
+        "nothing was written"
+    };
+    let opts = RunOpts {
+        verbose,
+        details: false,
+        versions: &a.versions,
+        undone,
+        given: &given,
+    };
+    let outcomes = match run_all(inputs, &policy, &opts) {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };
+    let strict = no_ops(Some(&policy), &outcomes, &read, a.strict.strict);
+    if strict > 0 {
+        notices::strict_summary(strict, Some(undone));
+        return Ok(Exit::Usage);
+    }
     let mut stdout = std::io::stdout().lock();
     if to_stdout {
         let o = &outcomes[0];
@@ -271,7 +323,7 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         stdout.flush()?;
         // The process exits next: freeing these piecemeal would only cost time.
         std::mem::forget(outcomes);
-        std::mem::forget(inputs);
+        std::mem::forget(read);
         return Ok(Exit::Ok);
     }
     // -o json|yaml: one report of every file on stdout instead of the diffs.
@@ -279,7 +331,7 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
     let color = use_color(a.color) && !report_files;
     let mut changed = 0usize;
     let mut files = Vec::new();
-    for (o, input) in outcomes.iter().zip(&inputs) {
+    for (o, input) in outcomes.iter().zip(inputs) {
         let Some(text) = &o.output else {
             files.push(serde_json::json!({"file": o.file, "changed": false, "diff": null}));
             continue;
@@ -302,7 +354,7 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
     }
     if a.in_place {
         // Validate every target before writing any.
-        for (o, src) in outcomes.iter().zip(&sources) {
+        for (o, src) in outcomes.iter().zip(sources) {
             if let (Some(_), Source::File(p)) = (&o.output, src) {
                 if let Ok(m) = std::fs::metadata(p) {
                     if m.permissions().readonly() {
@@ -318,7 +370,7 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
                 }
             }
         }
-        for (o, src) in outcomes.iter().zip(&sources) {
+        for (o, src) in outcomes.iter().zip(sources) {
             if let (Some(text), Source::File(p)) = (&o.output, src) {
                 if let Err(e) = discover::write_atomic(p, text.as_bytes()) {
                     report::error(
@@ -336,6 +388,13 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
                 }
             }
         }
+        if !a.quiet {
+            report::message(
+                Level::Info,
+                Category::Input,
+                summary(changed, outcomes.len() - changed),
+            );
+        }
     }
     if report_files {
         let j = serde_json::json!({ "files": files });
@@ -352,23 +411,47 @@ pub fn rewrite(a: RewriteArgs, policy: Option<PathBuf>, verbose: bool) -> R {
     })
 }
 
-pub fn diff(a: DiffArgs, policy: Option<PathBuf>, verbose: bool) -> R {
-    let policy = match load_policy(policy) {
+/// `rewrite -i`'s last line: `1 file rewritten, 2 files left unchanged`.
+fn summary(rewritten: usize, unchanged: usize) -> String {
+    let files = |n: usize| format!("{n} file{}", if n == 1 { "" } else { "s" });
+    format!(
+        "{} rewritten, {} left unchanged",
+        files(rewritten),
+        files(unchanged)
+    )
+}
+
+pub fn diff(a: DiffArgs) -> R {
+    let verbose = a.verbose.verbose;
+    let policy = match load_policy(a.policy.policy.clone(), verbose) {
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
-    let (_, inputs) = match read_inputs(&a.inputs.all()) {
+    let read = match read_inputs(&a.inputs.all()) {
         Ok(x) => x,
         Err(e) => return Ok(e),
     };
-    let outcomes = match run_all(&inputs, &policy, verbose, false, &a.versions) {
+    let given = read.given.describe();
+    let opts = RunOpts {
+        verbose,
+        details: false,
+        versions: &a.versions,
+        undone: "no diff was made",
+        given: &given,
+    };
+    let outcomes = match run_all(&read.inputs, &policy, &opts) {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };
+    let strict = no_ops(Some(&policy), &outcomes, &read, a.strict.strict);
+    if strict > 0 {
+        notices::strict_summary(strict, Some("no diff was made"));
+        return Ok(Exit::Usage);
+    }
     let color = use_color(a.color);
     let mut stdout = std::io::stdout().lock();
     let mut any = false;
-    for (o, input) in outcomes.iter().zip(&inputs) {
+    for (o, input) in outcomes.iter().zip(&read.inputs) {
         if let Some(text) = &o.output {
             any = true;
             let old = String::from_utf8_lossy(&input.bytes);
@@ -379,10 +462,30 @@ pub fn diff(a: DiffArgs, policy: Option<PathBuf>, verbose: bool) -> R {
     Ok(if any { Exit::Differences } else { Exit::Ok })
 }
 
-pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
-    let mut policy = match load_policy(policy) {
+pub fn explain(a: ExplainArgs) -> R {
+    let verbose = a.verbose.verbose;
+    let policy = match find_policy_or_none(a.policy.clone(), verbose, true) {
         Ok(p) => p,
         Err(e) => return Ok(e),
+    };
+    let listing = policy.is_none();
+    let mut policy = match policy {
+        Some(p) => p,
+        None if !a.rules.is_empty() => {
+            report::error(
+                Category::Usage,
+                "--rule needs a policy: pass -p/--policy FILE, set $KFSCHED_POLICY, or put a .kfsched.yaml here or above",
+            );
+            return Ok(Exit::Usage);
+        }
+        None => {
+            report::message(
+                Level::Info,
+                Category::Policy,
+                "note: no policy (no -p, $KFSCHED_POLICY or .kfsched.yaml here or above): listing every component with the names a rule can match; `kubectl kfsched init` writes a starter policy from them",
+            );
+            Policy::empty("")
+        }
     };
     if !a.rules.is_empty() {
         for want in &a.rules {
@@ -409,19 +512,37 @@ pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         }
         policy.rules.retain(|r| a.rules.contains(&r.name));
     }
-    let (_, inputs) = match read_inputs(&a.inputs.all()) {
+    let read = match read_inputs(&a.inputs.all()) {
         Ok(x) => x,
         Err(e) => return Ok(e),
     };
-    let outcomes = match run_all(&inputs, &policy, verbose, true, &a.versions) {
+    let given = read.given.describe();
+    let opts = RunOpts {
+        verbose,
+        details: true,
+        versions: &a.versions,
+        undone: "",
+        given: &given,
+    };
+    let outcomes = match run_all(&read.inputs, &policy, &opts) {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };
     // Files that could not be read or whose rules cannot be written: their
     // errors are printed; the rest is still explained, and the exit is 2.
-    let failed = outcomes.len() < inputs.len() || outcomes.iter().any(|o| !o.errors.is_empty());
+    let failed =
+        outcomes.len() < read.inputs.len() || outcomes.iter().any(|o| !o.errors.is_empty());
+    let strict = no_ops(
+        (!listing).then_some(&policy),
+        &outcomes,
+        &read,
+        a.strict.strict,
+    );
     let mut stdout = std::io::stdout().lock();
     match a.output {
+        Output::Text if listing => {
+            stdout.write_all(kfsched::explain::components(&outcomes, verbose).as_bytes())?
+        }
         Output::Text => {
             stdout.write_all(kfsched::explain::text(&policy, &outcomes, verbose).as_bytes())?
         }
@@ -435,14 +556,22 @@ pub fn explain(a: ExplainArgs, policy: Option<PathBuf>, verbose: bool) -> R {
         }
     }
     stdout.flush()?;
-    Ok(if failed { Exit::Usage } else { Exit::Ok })
+    if strict > 0 {
+        notices::strict_summary(strict, None);
+    }
+    Ok(if failed || strict > 0 {
+        Exit::Usage
+    } else {
+        Exit::Ok
+    })
 }
 
-pub fn validate(policy: Option<PathBuf>, output: Output) -> R {
-    let p = match load_policy(policy) {
+pub fn validate(policy: Option<PathBuf>, verbose: bool, output: Output) -> R {
+    let p = match load_policy(policy, verbose) {
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
+    report::diags(Level::Warning, Category::Policy, &p.advice);
     if output != Output::Text {
         let j = serde_json::json!({
             "file": p.file,
@@ -500,7 +629,7 @@ pub fn krm_entry(args: &[OsString]) -> Result<Option<Exit>, Box<dyn std::error::
         let mut buf = Vec::new();
         std::io::stdin().read_to_end(&mut buf)?;
         if kfsched::krm::is_resource_list(&String::from_utf8_lossy(&buf)) {
-            return krm_run(&buf, None, &Versions::default()).map(Some);
+            return krm_run(&buf, None, &[], &Versions::default(), false).map(Some);
         }
         report::error(
             Category::Usage,
@@ -528,7 +657,14 @@ fn legacy_plugin(config: &Path, versions: &Versions) -> R {
         file: "<stdin>".into(),
         bytes: buf,
     }];
-    let outcomes = match run_all(&input, &policy, false, false, versions) {
+    let opts = RunOpts {
+        verbose: false,
+        details: false,
+        versions,
+        undone: "nothing was written",
+        given: "<stdin>",
+    };
+    let outcomes = match run_all(&input, &policy, &opts) {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };
@@ -541,12 +677,23 @@ fn legacy_plugin(config: &Path, versions: &Versions) -> R {
     Ok(Exit::Ok)
 }
 
-fn krm_run(bytes: &[u8], fallback: Option<&Policy>, versions: &Versions) -> R {
+fn krm_run(
+    bytes: &[u8],
+    fallback: Option<&Policy>,
+    found: &[PathBuf],
+    versions: &Versions,
+    strict: bool,
+) -> R {
     let opts = kfsched::rewrite::Options {
         version_suffix: versions.version_suffix.clone(),
         ..Default::default()
     };
-    match kfsched::krm::run(bytes, fallback, &opts) {
+    let files = policy_files(bytes, fallback, found);
+    let cx = kfsched::krm::Context {
+        strict,
+        policy_files: &files,
+    };
+    match kfsched::krm::run_with(bytes, fallback, &opts, cx) {
         Ok(o) => {
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(o.output.as_bytes())?;
@@ -571,25 +718,77 @@ fn krm_run(bytes: &[u8], fallback: Option<&Policy>, versions: &Versions) -> R {
     }
 }
 
-pub fn krm(a: FnArgs, policy: Option<PathBuf>) -> R {
+/// The files the ResourceList's functionConfig may have been read from,
+/// so that messages point into the user's file: the one kpt's annotations
+/// name, the functions of the kustomization in the current directory (where
+/// kustomize runs exec functions), and the policy found as every command
+/// finds it. Unreadable ones are left out; the library uses a file only
+/// when it holds exactly the functionConfig.
+fn policy_files(resource_list: &[u8], fallback: Option<&Policy>, found: &[PathBuf]) -> Vec<Input> {
+    let text = String::from_utf8_lossy(resource_list);
+    let mut paths: Vec<PathBuf> = kfsched::krm::config_paths(&text);
+    // Named in full: kustomize may have been run from anywhere.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    for name in ["kustomization.yaml", "kustomization.yml", "Kustomization"] {
+        if let Ok(k) = std::fs::read_to_string(name) {
+            paths.extend(
+                kfsched::krm::kustomization_configs(&k)
+                    .into_iter()
+                    .map(|f| cwd.join(f)),
+            );
+            break;
+        }
+    }
+    if let Some(p) = fallback {
+        paths.push(PathBuf::from(&p.file));
+    }
+    paths.extend(found.iter().cloned());
+    let mut seen = Vec::new();
+    paths
+        .into_iter()
+        .filter(|p| {
+            let key = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+            let new = !seen.contains(&key);
+            seen.push(key);
+            new
+        })
+        .filter_map(|p| {
+            std::fs::read(&p).ok().map(|bytes| Input {
+                file: p.display().to_string(),
+                bytes,
+            })
+        })
+        .collect()
+}
+
+pub fn krm(a: FnArgs) -> R {
     if let Some(config) = a.config {
         return legacy_plugin(&config, &a.versions);
     }
     // A policy from -p, $KFSCHED_POLICY or .kfsched.yaml is only a fallback
-    // for a ResourceList without a SchedulingPolicy functionConfig.
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let fallback =
-        match discover::policy_path(policy.as_deref(), std::env::var_os("KFSCHED_POLICY"), &cwd) {
-            Ok(p) if policy.is_some() || p.exists() => match Policy::load(&p) {
-                Ok(p) => Some(p),
-                Err(e) => {
-                    print_policy_diags(&e.0);
-                    return Ok(Exit::Usage);
-                }
-            },
-            _ => None,
-        };
+    // for a ResourceList without a SchedulingPolicy functionConfig; with
+    // one, the file found is only where its messages may point.
     let mut buf = Vec::new();
     std::io::stdin().read_to_end(&mut buf)?;
-    krm_run(&buf, fallback.as_ref(), &a.versions)
+    let policy = a.policy;
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let found = discover::policy_path(policy.as_deref(), std::env::var_os("KFSCHED_POLICY"), &cwd)
+        .ok()
+        .filter(|p| policy.is_some() || p.exists());
+    let mut candidates = Vec::new();
+    let fallback = match found {
+        Some(p) if kfsched::krm::has_policy(&String::from_utf8_lossy(&buf)) => {
+            candidates.push(p);
+            None
+        }
+        Some(p) => match Policy::load(&p) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                print_policy_diags(&e.0);
+                return Ok(Exit::Usage);
+            }
+        },
+        None => None,
+    };
+    krm_run(&buf, fallback.as_ref(), &candidates, &a.versions, a.strict)
 }

@@ -224,6 +224,13 @@ pub fn export(
                 ));
             }
         }
+        if rule.name.contains([',', ';', ':']) {
+            errors.push(policy.rule_diag(
+                rule,
+                "name",
+                format!("rule {:?}: admission lists rule names in the {ADMITTED_ANNOTATION} annotation, separated by `,`, `;` and `:`; rename the rule without them", rule.name),
+            ));
+        }
         match report(rule, resolution.as_ref()) {
             Ok(r) => {
                 reports.push(r);
@@ -290,11 +297,17 @@ pub fn export(
     let fp = opts.failure_policy.name();
     let mut objects = Vec::new();
     if !exported.is_empty() {
-        objects.push(pods::policy(&name, &exported, resolution.as_ref(), fp));
+        objects.push(pods::policy(
+            &name,
+            &policy.name,
+            &exported,
+            resolution.as_ref(),
+            fp,
+        ));
         objects.push(binding(&name, selector.as_ref()));
     }
     if !node_pools.is_empty() {
-        objects.push(nodes::policy(&node_name, &node_pools, fp));
+        objects.push(nodes::policy(&node_name, &policy.name, &node_pools, fp));
         objects.push(binding(&node_name, None));
     }
     Ok(Export {
@@ -303,6 +316,51 @@ pub fn export(
         skipped_rules: skipped,
         pools,
     })
+}
+
+/// `<policy>:` entries of the annotation naming what admission applied:
+/// `policy:rule,rule;other-policy:rule`, one entry per exported policy, so
+/// the policies of two teams keep each other's.
+fn entry_prefix(policy: &str) -> String {
+    format!("{policy}:")
+}
+
+/// The names this policy's entry of the annotation lists.
+fn selected_variable(policy: &str) -> String {
+    let prefix = entry_prefix(policy);
+    format!(
+        "object.metadata.?annotations[?{}].orValue('').split(';').filter(e, e.startsWith({})).map(e, e.substring({}).split(',')).flatten()",
+        cel::lit(ADMITTED_ANNOTATION),
+        cel::lit(&prefix),
+        prefix.chars().count()
+    )
+}
+
+/// Sets this policy's entry of the annotation to the names whose
+/// selection expression holds (removing it when none does), keeping the
+/// other policies' entries, sorted.
+fn admitted_mutation(policy: &str, selections: &[(String, String)]) -> String {
+    let prefix = entry_prefix(policy);
+    let names: Vec<String> = selections
+        .iter()
+        .map(|(e, n)| format!("{e} ? {} : ''", cel::lit(n)))
+        .collect();
+    let key = cel::lit(ADMITTED_ANNOTATION);
+    let path = cel::lit(&format!(
+        "/metadata/annotations/{}",
+        cel::pointer_segment(ADMITTED_ANNOTATION)
+    ));
+    format!(
+        "[object.metadata.?annotations[?{key}].orValue('')].map(now,\n  \
+         [[{names}].filter(n, n != '').join(',')].map(mine,\n  \
+         [(now.split(';').filter(e, e != '' && !e.startsWith({p})) + (mine == '' ? [] : [{p} + mine])).sort().join(';')].map(v,\n  \
+         v == now ? [] :\n  \
+         v == '' ? [JSONPatch{{op: 'remove', path: {path}}}] :\n  \
+         has(object.metadata.annotations) ? [JSONPatch{{op: 'add', path: {path}, value: v}}] :\n  \
+         [JSONPatch{{op: 'add', path: '/metadata/annotations', value: {{{key}: v}}}}])[0])[0])[0]",
+        names = names.join(",\n    "),
+        p = cel::lit(&prefix),
+    )
 }
 
 fn binding(name: &str, namespaces: Option<&LabelSelector>) -> Json {
@@ -401,7 +459,14 @@ fn resolve(policy: &Policy, inputs: &[Input]) -> Result<Option<pods::Resolution>
 /// What the rule reaches at admission and how exactly, or why it cannot
 /// be expressed.
 fn report(rule: &Rule, resolution: Option<&pods::Resolution>) -> Result<RuleReport, String> {
-    let r = reach(&rule.matcher);
+    let mut r = reach(&rule.matcher);
+    // A PipelineVersion's runs make the same pods as its IR's: given the
+    // files, their tasks are known by pipeline and path.
+    let pv = crate::format::pipeline_version::KIND;
+    if resolution.is_some() && r.invisible.contains(&pv) {
+        r.kfp_v2 = true;
+        r.invisible.retain(|k| *k != pv);
+    }
     let roles = rule
         .matcher
         .pod_roles

@@ -161,7 +161,12 @@ fn pool_mutation(pool: &NodePool, var: &str) -> Option<String> {
 }
 
 /// The policy object for these pools (those with labels or taints).
-pub(super) fn policy(name: &str, pools: &[&NodePool], failure_policy: &str) -> Json {
+pub(super) fn policy(
+    name: &str,
+    policy_name: &str,
+    pools: &[&NodePool],
+    failure_policy: &str,
+) -> Json {
     let mut variables = Vec::new();
     let mut mutations = Vec::new();
     let mut vars: Vec<(String, String)> = Vec::new();
@@ -173,16 +178,11 @@ pub(super) fn policy(name: &str, pools: &[&NodePool], failure_policy: &str) -> J
         }
         vars.push((var, p.name.clone()));
     }
-    let names: Vec<String> = vars
+    let selections: Vec<(String, String)> = vars
         .iter()
-        .map(|(v, n)| format!("variables.{v} ? {} : ''", lit(n)))
+        .map(|(v, n)| (format!("variables.{v}"), n.clone()))
         .collect();
-    mutations.push(json!({"patchType": "JSONPatch", "jsonPatch": {"expression": format!(
-        "[[{}].filter(n, n != '').join(',')].map(v,\n  v == '' || object.metadata.?annotations[?'{key}'].orValue('') == v ? [] :\n  has(object.metadata.annotations) ? [JSONPatch{{op: 'add', path: '/metadata/annotations/{seg}', value: v}}] :\n  [JSONPatch{{op: 'add', path: '/metadata/annotations', value: {{'{key}': v}}}}])[0]",
-        names.join(",\n   "),
-        key = super::ADMITTED_ANNOTATION,
-        seg = pointer_segment(super::ADMITTED_ANNOTATION),
-    )}}));
+    mutations.push(json!({"patchType": "JSONPatch", "jsonPatch": {"expression": super::admitted_mutation(policy_name, &selections)}}));
     json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingAdmissionPolicy",

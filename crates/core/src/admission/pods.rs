@@ -76,45 +76,64 @@ fn common_variables(resolution: Option<&Resolution>) -> Vec<(String, String)> {
         ("arg_component".into(), arg("--component")),
         ("arg_component_spec".into(), arg("--component_spec")),
         (
-            "role".into(),
-            "!variables.kfp_v2 ? 'executor' :\n\
-             object.metadata.?annotations[?'pipelines.kubeflow.org/runtime-role'].orValue('') == 'driver' ? 'driver' :\n\
-             object.metadata.?annotations[?'pipelines.kubeflow.org/runtime-role'].orValue('') == 'launcher' ? 'executor' :\n\
-             variables.main.exists(c, c.?command.orValue([]) == ['driver']) ? 'driver' :\n\
-             variables.arg_executor_type == 'importer' ? 'importer' :\n\
-             object.spec.?initContainers.orValue([]).exists(c, c.name == 'kfp-launcher') ? 'executor' : ''"
-                .into(),
-        ),
-        (
-            "node_segments".into(),
-            "[object.metadata.?annotations[?'workflows.argoproj.io/node-name'].orValue('')].map(n,\n  \
-             variables.workflow != '' && n.startsWith(variables.workflow) ? n.substring(size(variables.workflow)) : ''\n\
-             )[0].split('.').map(s, s.split('(')[0].split('[')[0]).filter(s, s != '')"
-                .into(),
-        ),
-        (
-            "path".into(),
-            "[variables.node_segments].map(g, variables.kfp_v2 ?\n  \
-             g.transformList(i, s,\n    \
-             i > 0 && s != 'iteration-iterations' && !(g[i - 1] == 'iteration-iterations' && s == 'iteration-item') &&\n    \
-             !(i == size(g) - 1 && s == 'executor' && variables.role != 'driver'),\n    \
-             i == size(g) - 1 && variables.role == 'driver' && s.endsWith('-driver') ? s.substring(0, size(s) - 7) : s\n  \
-             ).join('/') :\n  \
-             size(g) > 0 && g[0] == 'onExit' ? '' : g.join('/')\n\
-             )[0]"
-                .into(),
-        ),
-        (
-            "task".into(),
-            "[variables.path.split('/')].map(p, p[size(p) - 1])[0]".into(),
-        ),
-        (
+            // Argo names a pod `<workflow>-<template>-<fnv32a(node name)>`
+            // (an inline template's pod has no template part).
             "template".into(),
             "[object.metadata.?name.orValue('')].map(n,\n  \
              variables.workflow != '' && n.startsWith(variables.workflow + '-') && n.lastIndexOf('-') > size(variables.workflow) ?\n    \
              n.substring(size(variables.workflow) + 1, n.lastIndexOf('-')) : ''\n\
              )[0]"
                 .into(),
+        ),
+        (
+            // KFP v2's pod templates say what a pod is; the runtime-role
+            // annotation (KFP 2.17 and later: `driver`, or `launcher` for
+            // executors and importers) and the launcher's arguments are
+            // read when a pod's name does not.
+            "role".into(),
+            "!variables.kfp_v2 ? 'executor' :\n\
+             variables.template.startsWith('system-dag-driver') || variables.template.startsWith('system-container-driver') ? 'driver' :\n\
+             variables.template.startsWith('system-importer') ? 'importer' :\n\
+             variables.template.endsWith('system-container-impl') ? 'executor' :\n\
+             object.metadata.?annotations[?'pipelines.kubeflow.org/runtime-role'].orValue('') == 'driver' ? 'driver' :\n\
+             variables.arg_executor_type == 'importer' ? 'importer' :\n\
+             object.metadata.?annotations[?'pipelines.kubeflow.org/runtime-role'].orValue('') == 'launcher' ||\n  \
+             object.spec.?initContainers.orValue([]).exists(c, c.name == 'kfp-launcher') ? 'executor' : ''"
+                .into(),
+        ),
+        (
+            // The node name's segments after the workflow's name, split on
+            // dots outside parentheses (a loop item may hold dots), each
+            // without its `(item)` / `(retry)` and `[step group]` parts.
+            "node_segments".into(),
+            "[object.metadata.?annotations[?'workflows.argoproj.io/node-name'].orValue('')].map(n,\n  \
+             variables.workflow != '' && n.startsWith(variables.workflow) ? n.substring(size(variables.workflow)) : ''\n\
+             )[0].findAll('[^.()]+(?:\\\\([^()]*\\\\))*').map(s, s.split('(')[0].split('[')[0]).filter(s, s != '')"
+                .into(),
+        ),
+        (
+            // The task path as files name it. KFP v2: drop `root` (or
+            // `root-driver`), the loop scaffolding (`iteration-iterations`,
+            // `iteration-item`, and their drivers), an exit task's
+            // `<group>.onExit` (the exit task is the group's sibling), an
+            // executor's `executor` and a driver's `-driver`. Argo: the
+            // task and step names; a pod reached through an exit handler
+            // or a hook has no path.
+            "path".into(),
+            "[variables.node_segments].map(g, variables.kfp_v2 ?\n  \
+             g.transformList(i, s,\n    \
+             i > 0 && !(s in ['iteration-iterations', 'iteration-item', 'iteration-item-driver', 'iteration-driver', 'onExit']) &&\n    \
+             !(i + 1 < size(g) && g[i + 1] == 'onExit') &&\n    \
+             !(i == size(g) - 1 && s == 'executor' && variables.role == 'executor'),\n    \
+             i == size(g) - 1 && variables.role == 'driver' && s.endsWith('-driver') ? s.substring(0, size(s) - 7) : s\n  \
+             ).join('/') :\n  \
+             g.exists(s, s == 'onExit' || s == 'hooks') ? '' : g.join('/')\n\
+             )[0]"
+                .into(),
+        ),
+        (
+            "task".into(),
+            "[variables.path.split('/')].map(p, p[size(p) - 1])[0]".into(),
         ),
         (
             "executor_label".into(),
@@ -458,11 +477,12 @@ fn map_ops(path: &str, cel_path: &str, pairs: &[(String, String)], replace: bool
     )]
 }
 
-/// The mutations of one rule, in the order SPEC §3 merges: tolerations,
-/// node selector, required then preferred node affinity, pod affinity,
-/// labels and annotations. Each mutation sees what the previous one wrote.
-pub(super) fn rule_mutations(rule: &Rule, var: &str) -> Vec<String> {
-    let guard = format!("!variables.{var} ? [] :\n  ");
+/// The mutation of one rule: its tolerations, node selector, labels,
+/// annotations and affinity, each computed on the pod as the rules before
+/// it left it (one mutation per rule: each mutation costs the API server a
+/// pass over the pod).
+pub(super) fn rule_mutations(rule: &Rule) -> Vec<String> {
+    let guard = format!("!({} in variables.selected) ? [] :\n  ", lit(&rule.name));
     let mut first = toleration_ops(rule);
     let replace = rule.strategy == Strategy::Replace;
     first.extend(map_ops(
@@ -484,49 +504,24 @@ pub(super) fn rule_mutations(rule: &Rule, var: &str) -> Vec<String> {
         &rule.pod_annotations,
         false,
     ));
-    let mut out = Vec::new();
-    if !first.is_empty() {
-        out.push(format!("{guard}{}", first.join(" +\n  ")));
+    first.extend(terms::affinity_ops(rule));
+    if first.is_empty() {
+        return Vec::new();
     }
-    if replace && rule.names_affinity {
-        out.push(format!("{guard}{}", terms::replace_affinity(rule)));
-    } else {
-        for step in &rule.required {
-            out.push(format!("{guard}{}", terms::and_required(step)));
-        }
-        if let Some(m) = terms::append_preferred(rule) {
-            out.push(format!("{guard}{m}"));
-        }
-        for m in terms::append_pod_affinity(rule) {
-            out.push(format!("{guard}{m}"));
-        }
-    }
-    out
-}
-
-/// The annotation naming the rules that selected the pod (set last, so it
-/// names every rule of this policy, and only when one did).
-pub(super) fn admitted_mutation(vars: &[(String, &Rule)]) -> String {
-    let names: Vec<String> = vars
-        .iter()
-        .map(|(v, r)| format!("variables.{v} ? {} : ''", lit(&r.name)))
-        .collect();
-    format!(
-        "[[{}].filter(n, n != '').join(',')].map(v,\n  v == '' || object.metadata.?annotations[?'{key}'].orValue('') == v ? [] :\n  has(object.metadata.annotations) ? [JSONPatch{{op: 'add', path: '/metadata/annotations/{seg}', value: v}}] :\n  [JSONPatch{{op: 'add', path: '/metadata/annotations', value: {{'{key}': v}}}}])[0]",
-        names.join(",\n   "),
-        key = super::ADMITTED_ANNOTATION,
-        seg = pointer_segment(super::ADMITTED_ANNOTATION),
-    )
+    let parts: Vec<String> = first.iter().map(|p| format!("({p})")).collect();
+    vec![format!("{guard}{}", parts.join(" +\n  "))]
 }
 
 /// The policy object for these rules.
 pub(super) fn policy(
     name: &str,
+    policy_name: &str,
     rules: &[&Rule],
     resolution: Option<&Resolution>,
     failure_policy: &str,
 ) -> Json {
-    let mut variables: Vec<Json> = common_variables(resolution)
+    let common = common_variables(resolution);
+    let mut variables: Vec<Json> = common
         .into_iter()
         .map(|(n, e)| json!({"name": n, "expression": e}))
         .collect();
@@ -541,13 +536,24 @@ pub(super) fn policy(
         variables.push(json!({"name": v, "expression": rule_predicate(r, resolution)}));
         rule_vars.push((v, r));
     }
-    let mut mutations: Vec<Json> = Vec::new();
-    for (v, r) in &rule_vars {
-        for m in rule_mutations(r, v) {
+    // Which rules select the pod is worked out once, by the first mutation,
+    // which writes it into the annotation that every later mutation reads
+    // (`variables.selected`): a rule's selection costs one evaluation per
+    // admission, not one per mutation.
+    let selections: Vec<(String, String)> = rule_vars
+        .iter()
+        .map(|(v, r)| (format!("variables.{v}"), r.name.clone()))
+        .collect();
+    variables
+        .push(json!({"name": "selected", "expression": super::selected_variable(policy_name)}));
+    let mut mutations: Vec<Json> = vec![
+        json!({"patchType": "JSONPatch", "jsonPatch": {"expression": super::admitted_mutation(policy_name, &selections)}}),
+    ];
+    for (_, r) in &rule_vars {
+        for m in rule_mutations(r) {
             mutations.push(json!({"patchType": "JSONPatch", "jsonPatch": {"expression": m}}));
         }
     }
-    mutations.push(json!({"patchType": "JSONPatch", "jsonPatch": {"expression": admitted_mutation(&rule_vars)}}));
     json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingAdmissionPolicy",

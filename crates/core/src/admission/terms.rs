@@ -1,13 +1,19 @@
-//! Node and pod affinity as JSON Patch expressions, with SPEC §3's merge:
-//! a required node affinity ANDed into every non-empty term (empty terms
-//! stay where they are, the combined terms take the place of the first
-//! non-empty one), duplicates and absorbed terms dropped, preferred and pod
-//! affinity terms appended when missing, `strategy: replace` writing the
-//! whole affinity unless the pod already has it. The comparisons are the
-//! merge's own: requirements as (key, operator, set of values), terms as
-//! sets of requirements, pod affinity terms as whole values.
+//! Node and pod affinity as JSON Patch operations, with SPEC §3's merge:
+//! each step of a rule's required node affinity ANDed into every non-empty
+//! term (empty terms stay where they are, the combined terms take the
+//! place of the first non-empty one; duplicates and absorbed terms, A ∨
+//! (A∧B) = A, dropped), unless every non-empty term already holds one of
+//! the step's terms; preferred and pod affinity terms appended when
+//! missing; `strategy: replace` writing the whole affinity unless the pod
+//! already reads as the rule's. The comparisons are the merge's own:
+//! requirements as (key, operator, set of values), terms as sets of
+//! requirements, pod affinity terms as whole values.
+//!
+//! Everything a rule does to the affinity is computed in one expression
+//! (the steps chained as values, bound with `[x].map(name, ...)[0]`, which
+//! is how CEL without `cel.bind` names a value), because every mutation of
+//! a MutatingAdmissionPolicy costs the API server a pass over the pod.
 
-use k8s_openapi::api::core::v1::NodeSelectorTerm;
 use serde_json::{Value as Json, json};
 
 use super::cel::{self, Value, add, lit, lits};
@@ -22,6 +28,10 @@ const REQUIRED: &str =
 const TERM: &str = "Object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
 const PREFERRED: &str =
     "Object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution";
+const REQUIRED_PATH: &str =
+    "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution";
+const PREFERRED_PATH: &str =
+    "/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution";
 
 /// A requirement of the policy: its comparable form and its value.
 struct ConstReq {
@@ -56,17 +66,15 @@ impl ConstTerm {
                         .collect();
                     values.sort();
                     values.dedup();
+                    let text = |k: &str| {
+                        r.get(k)
+                            .and_then(Json::as_str)
+                            .unwrap_or_default()
+                            .to_string()
+                    };
                     ConstReq {
-                        key: r
-                            .get("key")
-                            .and_then(Json::as_str)
-                            .unwrap_or_default()
-                            .into(),
-                        operator: r
-                            .get("operator")
-                            .and_then(Json::as_str)
-                            .unwrap_or_default()
-                            .into(),
+                        key: text("key"),
+                        operator: text("operator"),
                         values,
                         raw: r.clone(),
                     }
@@ -81,182 +89,187 @@ impl ConstTerm {
 
     fn raw(&self) -> Json {
         let mut m = serde_json::Map::new();
-        if !self.exprs.is_empty() {
-            m.insert(
-                "matchExpressions".into(),
-                Json::Array(self.exprs.iter().map(|r| r.raw.clone()).collect()),
-            );
-        }
-        if !self.fields.is_empty() {
-            m.insert(
-                "matchFields".into(),
-                Json::Array(self.fields.iter().map(|r| r.raw.clone()).collect()),
-            );
+        for (k, reqs) in [
+            ("matchExpressions", &self.exprs),
+            ("matchFields", &self.fields),
+        ] {
+            if !reqs.is_empty() {
+                m.insert(
+                    k.into(),
+                    Json::Array(reqs.iter().map(|r| r.raw.clone()).collect()),
+                );
+            }
         }
         Json::Object(m)
     }
-}
 
-/// A requirement `x` of the pod equals the policy's.
-fn req_equals(x: &str, r: &ConstReq) -> String {
-    let values = if r.values.is_empty() {
-        format!("size({x}.?values.orValue([])) == 0")
-    } else {
-        let v = lits(&r.values);
-        format!(
-            "{x}.?values.orValue([]).all(v, v in {v}) && {v}.all(v, v in {x}.?values.orValue([]))"
-        )
-    };
-    format!(
-        "{x}.key == {} && {x}.operator == {} && {values}",
-        lit(&r.key),
-        lit(&r.operator)
-    )
-}
-
-/// Two requirements of the pod are equal.
-fn req_same(x: &str, y: &str) -> String {
-    format!(
-        "{x}.key == {y}.key && {x}.operator == {y}.operator && {x}.?values.orValue([]).all(v, v in {y}.?values.orValue([])) && {y}.?values.orValue([]).all(v, v in {x}.?values.orValue([]))"
-    )
-}
-
-fn exprs(t: &str) -> String {
-    format!("{t}.?matchExpressions.orValue([])")
-}
-
-fn fields(t: &str) -> String {
-    format!("{t}.?matchFields.orValue([])")
-}
-
-/// The term `t` has a requirement (matchExpressions or matchFields).
-fn non_empty(t: &str) -> String {
-    format!("size({}) + size({}) > 0", exprs(t), fields(t))
-}
-
-/// Term `t` (of the pod) holds every requirement of the policy's term.
-fn contains_const(t: &str, p: &ConstTerm) -> String {
-    let mut parts: Vec<String> = p
-        .exprs
-        .iter()
-        .map(|r| format!("{}.exists(x, {})", exprs(t), req_equals("x", r)))
-        .collect();
-    parts.extend(
-        p.fields
+    /// Its requirements as a CEL list of [`canon`] strings.
+    fn set(&self) -> String {
+        let all: Vec<String> = self
+            .exprs
             .iter()
-            .map(|r| format!("{}.exists(x, {})", fields(t), req_equals("x", r))),
-    );
-    format!("({})", parts.join(" && "))
-}
-
-/// Term `t` (of the pod) has exactly the policy term's requirements.
-fn same_const(t: &str, p: &ConstTerm) -> String {
-    let one_of = |list: &[ConstReq]| -> String {
-        if list.is_empty() {
-            "false".into()
-        } else {
-            list.iter()
-                .map(|r| format!("({})", req_equals("y", r)))
-                .collect::<Vec<_>>()
-                .join(" || ")
-        }
-    };
-    format!(
-        "({} && {}.all(y, {}) && {}.all(y, {}))",
-        contains_const(t, p),
-        exprs(t),
-        one_of(&p.exprs),
-        fields(t),
-        one_of(&p.fields)
-    )
-}
-
-/// Term `a` holds every requirement of term `b` (both of the pod).
-fn contains(a: &str, b: &str) -> String {
-    format!(
-        "{}.all(y, {}.exists(x, {})) && {}.all(y, {}.exists(x, {}))",
-        exprs(b),
-        exprs(a),
-        req_same("x", "y"),
-        fields(b),
-        fields(a),
-        req_same("x", "y")
-    )
-}
-
-/// Term `e` of the pod ANDed with the policy's term: `e`'s requirements,
-/// then the policy's that `e` lacks.
-fn and_term(e: &str, p: &ConstTerm) -> String {
-    let list = |field: &str, reqs: &[ConstReq], have: String| -> String {
-        if reqs.is_empty() {
-            return format!("?{field}: {e}.?{field}");
-        }
-        let missing: Vec<String> = reqs
-            .iter()
-            .map(|r| {
-                format!(
-                    "({have}.exists(x, {}) ? [] : [{}])",
-                    req_equals("x", r),
-                    cel::object(&format!("{TERM}.{field}"), &r.raw)
-                )
-            })
+            .map(|r| canon_const(false, r))
+            .chain(self.fields.iter().map(|r| canon_const(true, r)))
             .collect();
-        format!("{field}: {have} + {}", missing.join(" + "))
+        lits(&all)
+    }
+}
+
+/// A requirement as one comparable string, `TAG|key|operator|VALUES`:
+/// `e|` for matchExpressions, `f|` for matchFields; each value written
+/// `=value` (so `[""]` differs from no values), sorted, without duplicates,
+/// joined by `,`. Label keys, label values and node names hold no `|`, `,`
+/// or `=`, so equal strings are equal requirements (SPEC §3).
+fn canon_const(field: bool, r: &ConstReq) -> String {
+    let values: Vec<String> = r.values.iter().map(|v| format!("={v}")).collect();
+    format!(
+        "{}|{}|{}|{}",
+        if field { "f" } else { "e" },
+        r.key,
+        r.operator,
+        values.join(",")
+    )
+}
+
+/// A requirement as an entry of a term carried through the merge as text:
+/// its [`canon_const`] form, `|`, and its values as written (`=a,=b`), from
+/// which the requirement is built again.
+fn entry_const(field: bool, r: &ConstReq) -> String {
+    let raw: Vec<String> = r
+        .raw
+        .get("values")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .map(|v| format!("={v}"))
+        .collect();
+    format!("{}|{}", canon_const(field, r), raw.join(","))
+}
+
+/// The values of requirement `q` of the pod, each as `=value`.
+fn values(q: &str) -> String {
+    format!("(has({q}.values) ? {q}.values : []).map(v, '=' + string(v))")
+}
+
+/// The requirements of term `t` of the pod as [`canon_const`] strings.
+fn term_set(t: &str) -> String {
+    let canon = |tag: &str| {
+        format!(
+            "'{tag}|' + q.key + '|' + q.operator + '|' + {}.distinct().sort().join(',')",
+            values("q")
+        )
     };
     format!(
-        "{TERM}{{{}, {}}}",
-        list("matchExpressions", &p.exprs, exprs(e)),
-        list("matchFields", &p.fields, fields(e))
+        "(has({t}.matchExpressions) ? {t}.matchExpressions : []).map(q, {}) + (has({t}.matchFields) ? {t}.matchFields : []).map(q, {})",
+        canon("e"),
+        canon("f")
     )
 }
 
-/// Creates `/spec/affinity` and its child `key` when missing.
-fn parents(child: &str, child_type: &str) -> String {
-    format!(
-        "(has(object.spec.affinity) ? [] : [{}]) +\n  (object.spec.?affinity.?{child}.hasValue() ? [] : [{}])",
-        add("/spec/affinity", &Value::Object(format!("{AFFINITY}{{}}"))),
-        add(
-            &format!("/spec/affinity/{child}"),
-            &Value::Object(format!("{child_type}{{}}"))
+/// The requirements of term `t` of the pod as [`entry_const`] strings.
+fn term_entries(t: &str) -> String {
+    let entry = |tag: &str| {
+        format!(
+            "'{tag}|' + q.key + '|' + q.operator + '|' + {v}.distinct().sort().join(',') + '|' + {v}.join(',')",
+            v = values("q")
         )
+    };
+    format!(
+        "(has({t}.matchExpressions) ? {t}.matchExpressions : []).map(q, {}) + (has({t}.matchFields) ? {t}.matchFields : []).map(q, {})",
+        entry("e"),
+        entry("f")
     )
 }
 
-/// One step of a rule's required node affinity (the pool's term, or the
-/// rule's own terms, ORed) ANDed into the pod's terms.
-pub(super) fn and_required(step: &[NodeSelectorTerm]) -> String {
-    let policy: Vec<Term> = step.iter().map(term_value).collect();
-    let consts: Vec<ConstTerm> = policy.iter().map(ConstTerm::of).collect();
-    // No existing terms: the policy's own, duplicates and absorbed ones dropped.
-    let alone: Vec<String> = and_terms(&[], &policy)
+impl ConstTerm {
+    /// Its requirements as a CEL list of [`entry_const`] strings.
+    fn entries(&self) -> String {
+        let all: Vec<String> = self
+            .exprs
+            .iter()
+            .map(|r| entry_const(false, r))
+            .chain(self.fields.iter().map(|r| entry_const(true, r)))
+            .collect();
+        lits(&all)
+    }
+}
+
+/// Set `s` holds every requirement of the policy's term.
+fn holds(s: &str, p: &ConstTerm) -> String {
+    format!("{}.all(c, c in {s})", p.set())
+}
+
+/// Set `s` is exactly the policy term's requirements.
+fn same_set(s: &str, p: &ConstTerm) -> String {
+    format!("({} && {s}.all(c, c in {}))", holds(s, p), p.set())
+}
+
+/// The comparison key of an entry: its text before the values as written.
+fn key(x: &str) -> String {
+    format!("{x}.substring(0, {x}.lastIndexOf('|'))")
+}
+
+/// A required-affinity step is already met by terms `t` (lists of entries):
+/// there are non-empty terms, and each holds one of the step's terms.
+fn satisfied(t: &str, step: &[ConstTerm]) -> String {
+    let any: Vec<String> = step
         .iter()
-        .map(|t| cel::object(TERM, &ConstTerm::of(t).raw()))
+        .map(|p| format!("{}.all(k, e.exists(x, x.startsWith(k + '|')))", p.set()))
         .collect();
-    let satisfied: Vec<String> = consts.iter().map(|p| contains_const("e", p)).collect();
-    let combined: Vec<String> = consts.iter().map(|p| and_term("e", p)).collect();
-    let same = format!("{} && {}", contains("u", "t"), contains("t", "u"));
     format!(
-        "[object.spec.?affinity.?nodeAffinity.?requiredDuringSchedulingIgnoredDuringExecution.?nodeSelectorTerms.orValue([])].map(ts,\n  \
-         [ts.filter(e, {ne_e})].map(es,\n  \
-         size(es) > 0 && es.all(e, {satisfied}) ? [] :\n  \
-         {parents} +\n  \
-         [size(es) == 0 ? [{alone}] : es.map(e, [{combined}]).flatten()].map(c,\n    \
-         [c.transformList(i, t, !c.exists(j, u, j < i && {same}), t)].map(u,\n      \
-         u.filter(t, !u.exists(o, ({t_has_o}) && !({o_has_t}))))[0]\n  \
-         ).map(n, [JSONPatch{{op: 'add', path: '/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution', value: {REQUIRED}{{nodeSelectorTerms:\n    \
-         ts.transformList(i, t, !ts.exists(j, u, j <= i && {ne_u}), t) + n +\n    \
-         ts.transformList(i, t, !({ne_t}) && ts.exists(j, u, j < i && {ne_u}), t)}}}}])[0]\n  \
-         )[0]\n\
-         )[0]",
-        ne_e = non_empty("e"),
-        ne_u = non_empty("u"),
-        ne_t = non_empty("t"),
-        satisfied = satisfied.join(" || "),
-        parents = parents("nodeAffinity", NODE_AFFINITY),
+        "{t}.exists(e, size(e) > 0) && {t}.all(e, size(e) == 0 || {})",
+        any.join(" || ")
+    )
+}
+
+/// The terms after one step not met, from terms `t`: the empty terms before
+/// the first non-empty one, each non-empty term ANDed with each of the
+/// step's terms (E-major: the term's requirements, then the step term's it
+/// lacks), duplicates and terms holding another dropped (A ∨ (A∧B) = A),
+/// the empty terms after. Terms are lists of entries (strings), so nothing
+/// here reads a field of a value an Object initializer built.
+fn step(t: &str, policy: &[Term]) -> String {
+    let consts: Vec<ConstTerm> = policy.iter().map(ConstTerm::of).collect();
+    // No non-empty terms: the policy's own, duplicates and absorbed ones dropped.
+    let alone: Vec<String> = and_terms(&[], policy)
+        .iter()
+        .map(|t| ConstTerm::of(t).entries())
+        .collect();
+    let combined: Vec<String> = consts
+        .iter()
+        .map(|p| {
+            format!(
+                "e + {}.filter(p, !e.exists(x, x.startsWith({} + '|')))",
+                p.entries(),
+                key("p")
+            )
+        })
+        .collect();
+    format!(
+        "{t}.transformList(i, e, !{t}.exists(j, f, j <= i && size(f) > 0), e) +\n      \
+         (!{t}.exists(e, size(e) > 0) ? [{alone}] :\n        \
+         [{t}.filter(e, size(e) > 0).map(e, [{combined}]).flatten()].map(c,\n        \
+         [c.map(e, e.map(x, {kx}))].map(cs,\n        \
+         c.transformList(i, e, !cs.exists(j, s, j != i && s.all(q, q in cs[i]) && (j < i || !cs[i].all(q, q in s))), e))[0])[0]) +\n      \
+         {t}.transformList(i, e, size(e) == 0 && {t}.exists(j, f, j < i && size(f) > 0), e)",
         alone = alone.join(", "),
         combined = combined.join(", "),
-        t_has_o = contains("t", "o"),
-        o_has_t = contains("o", "t"),
+        kx = key("x"),
+    )
+}
+
+/// Terms as lists of entries, written back as the pod's node-selector terms.
+fn build_terms(t: &str) -> String {
+    let list = |tag: &str, field: &str| {
+        format!(
+            "{field}: e.filter(x, x.startsWith('{tag}|')).map(x, {TERM}.{field}{{key: x.split('|')[1], operator: x.split('|')[2], values: x.split('|')[4] == '' ? [] : x.split('|')[4].split(',').map(v, v.substring(1))}})"
+        )
+    };
+    format!(
+        "{t}.map(e, {TERM}{{{}, {}}})",
+        list("e", "matchExpressions"),
+        list("f", "matchFields")
     )
 }
 
@@ -281,46 +294,10 @@ fn preferred_terms(rule: &Rule) -> Vec<(i64, ConstTerm, Json)> {
 /// A preferred term `x` of the pod equals the policy's.
 fn preferred_equals(x: &str, weight: i64, term: &ConstTerm) -> String {
     format!(
-        "{x}.weight == {weight} && {}",
-        same_const(&format!("{x}.preference"), term)
+        "{x}.weight == {weight} && [{}].map(s, {})[0]",
+        term_set(&format!("{x}.preference")),
+        same_set("s", term)
     )
-}
-
-/// Appends the rule's preferred node-affinity terms the pod lacks.
-pub(super) fn append_preferred(rule: &Rule) -> Option<String> {
-    let terms = preferred_terms(rule);
-    if terms.is_empty() {
-        return None;
-    }
-    let missing: Vec<String> = terms
-        .iter()
-        .map(|(w, t, _)| format!("!ps.exists(x, {})", preferred_equals("x", *w, t)))
-        .collect();
-    let appends: Vec<String> = terms
-        .iter()
-        .zip(&missing)
-        .map(|((_, _, raw), m)| {
-            format!(
-                "({m} ? [{}] : [])",
-                add(
-                    "/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution/-",
-                    &Value::Object(cel::object(PREFERRED, raw))
-                )
-            )
-        })
-        .collect();
-    Some(format!(
-        "[object.spec.?affinity.?nodeAffinity.?preferredDuringSchedulingIgnoredDuringExecution.orValue([])].map(ps,\n  \
-         !({}) ? [] :\n  {} +\n  \
-         (object.spec.?affinity.?nodeAffinity.?preferredDuringSchedulingIgnoredDuringExecution.hasValue() ? [] : [{}]) +\n  {})[0]",
-        missing.join(" || "),
-        parents("nodeAffinity", NODE_AFFINITY),
-        add(
-            "/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution",
-            &Value::EmptyList
-        ),
-        appends.join(" +\n  ")
-    ))
 }
 
 /// The four pod (anti-)affinity lists: (parent, list, the rule's terms,
@@ -381,52 +358,175 @@ fn shape(weighted: bool) -> cel::Shape {
     }
 }
 
-/// Appends the rule's pod affinity and anti-affinity terms the pod lacks:
-/// one mutation per list, each creating its parents when missing.
-pub(super) fn append_pod_affinity(rule: &Rule) -> Vec<String> {
-    let mut out = Vec::new();
-    for (parent, list, items, weighted) in pod_lists(rule) {
+/// Names bound around an expression: `[value].map(name, ...)[0]`.
+struct Binds(Vec<(String, String)>);
+
+impl Binds {
+    fn wrap(&self, body: String) -> String {
+        let mut out = body;
+        for (name, value) in self.0.iter().rev() {
+            out = format!("[{value}].map({name},\n  {out})[0]");
+        }
+        out
+    }
+}
+
+/// The affinity part of a rule's mutation: its operations (a list of
+/// JSONPatch), or `None` when the rule sets no affinity.
+pub(super) fn affinity_ops(rule: &Rule) -> Option<String> {
+    if rule.strategy == crate::policy::Strategy::Replace && rule.names_affinity {
+        return Some(replace_affinity(rule));
+    }
+    let mut binds = Binds(Vec::new());
+    let mut ops: Vec<String> = Vec::new();
+    let mut node_needed: Vec<String> = Vec::new();
+    let mut any_needed: Vec<String>;
+    // Required: the steps chained on the terms as lists of entries: `tK`
+    // the terms before step K, `mK` whether step K is met already.
+    let steps = rule.required.len();
+    if steps > 0 {
+        binds.0.push((
+            "t0".into(),
+            format!(
+                "object.spec.?affinity.?nodeAffinity.?requiredDuringSchedulingIgnoredDuringExecution.?nodeSelectorTerms.orValue([]).map(e, {})",
+                term_entries("e")
+            ),
+        ));
+        let mut changed = Vec::new();
+        for (k, s) in rule.required.iter().enumerate() {
+            let policy: Vec<Term> = s.iter().map(term_value).collect();
+            let consts: Vec<ConstTerm> = policy.iter().map(ConstTerm::of).collect();
+            let (t, m) = (format!("t{k}"), format!("m{k}"));
+            binds.0.push((m.clone(), satisfied(&t, &consts)));
+            binds.0.push((
+                format!("t{}", k + 1),
+                format!("{m} ? {t} :\n      {}", step(&t, &policy)),
+            ));
+            changed.push(format!("!{m}"));
+        }
+        binds.0.push(("rc".into(), changed.join(" || ")));
+        node_needed.push("rc".into());
+        ops.push(format!(
+            "(rc ? [JSONPatch{{op: 'add', path: {}, value: {REQUIRED}{{nodeSelectorTerms: {}}}}}] : [])",
+            lit(REQUIRED_PATH),
+            build_terms(&format!("t{steps}"))
+        ));
+    }
+    // Preferred: `pm[i]` whether the i-th is missing.
+    let preferred = preferred_terms(rule);
+    if !preferred.is_empty() {
+        let missing: Vec<String> = preferred
+            .iter()
+            .map(|(w, t, _)| format!("!ps.exists(x, {})", preferred_equals("x", *w, t)))
+            .collect();
+        binds.0.push((
+            "ps".into(),
+            "object.spec.?affinity.?nodeAffinity.?preferredDuringSchedulingIgnoredDuringExecution.orValue([])".into(),
+        ));
+        binds
+            .0
+            .push(("pm".into(), format!("[{}]", missing.join(",\n    "))));
+        node_needed.push("pm.exists(b, b)".into());
+        ops.push(format!(
+            "(object.spec.?affinity.?nodeAffinity.?preferredDuringSchedulingIgnoredDuringExecution.hasValue() || !pm.exists(b, b) ? [] : [{}])",
+            add(PREFERRED_PATH, &Value::EmptyList)
+        ));
+        for (i, (_, _, raw)) in preferred.iter().enumerate() {
+            ops.push(format!(
+                "(pm[{i}] ? [{}] : [])",
+                add(
+                    &format!("{PREFERRED_PATH}/-"),
+                    &Value::Object(cel::object(PREFERRED, raw))
+                )
+            ));
+        }
+    }
+    any_needed = node_needed.clone();
+    // Pod (anti-)affinity: `aN[i]` whether the i-th of list N is missing;
+    // per parent (podAffinity, podAntiAffinity): what needs it, and the
+    // operations under it.
+    let mut pod_ops: Vec<(&str, Vec<String>, Vec<String>)> = Vec::new();
+    for (n, (parent, list, items, weighted)) in pod_lists(rule).into_iter().enumerate() {
         let items = dedupe(items);
         if items.is_empty() {
             continue;
         }
-        let item_type = format!("{AFFINITY}.{parent}.{list}");
+        let var = format!("a{n}");
         let missing: Vec<String> = items
             .iter()
-            .map(|j| format!("!ls.exists(x, {})", cel::equals("x", j, &shape(weighted))))
-            .collect();
-        let appends: Vec<String> = items
-            .iter()
-            .zip(&missing)
-            .map(|(j, m)| {
+            .map(|j| {
                 format!(
-                    "({m} ? [{}] : [])",
-                    add(
-                        &format!("/spec/affinity/{parent}/{list}/-"),
-                        &Value::Object(cel::object(&item_type, j))
-                    )
+                    "!object.spec.?affinity.?{parent}.?{list}.orValue([]).exists(x, {})",
+                    cel::equals("x", j, &shape(weighted))
                 )
             })
             .collect();
-        out.push(format!(
-            "[object.spec.?affinity.?{parent}.?{list}.orValue([])].map(ls,\n  \
-             !({}) ? [] :\n  {} +\n  \
-             (object.spec.?affinity.?{parent}.?{list}.hasValue() ? [] : [{}]) +\n  {})[0]",
-            missing.join(" || "),
-            parents(parent, &format!("{AFFINITY}.{parent}")),
+        binds
+            .0
+            .push((var.clone(), format!("[{}]", missing.join(",\n    "))));
+        let need = format!("{var}.exists(b, b)");
+        any_needed.push(need.clone());
+        let mut these = vec![format!(
+            "(object.spec.?affinity.?{parent}.?{list}.hasValue() || !{need} ? [] : [{}])",
             add(
                 &format!("/spec/affinity/{parent}/{list}"),
                 &Value::EmptyList
-            ),
-            appends.join(" +\n  ")
+            )
+        )];
+        for (i, j) in items.iter().enumerate() {
+            these.push(format!(
+                "({var}[{i}] ? [{}] : [])",
+                add(
+                    &format!("/spec/affinity/{parent}/{list}/-"),
+                    &Value::Object(cel::object(&format!("{AFFINITY}.{parent}.{list}"), j))
+                )
+            ));
+        }
+        match pod_ops.iter_mut().find(|(p, _, _)| *p == parent) {
+            Some((_, needs, ops)) => {
+                needs.push(need);
+                ops.extend(these);
+            }
+            None => pod_ops.push((parent, vec![need], these)),
+        }
+    }
+    if any_needed.is_empty() {
+        return None;
+    }
+    // Each parent created once, when something under it is written.
+    let mut all = vec![format!(
+        "(has(object.spec.affinity) || !({}) ? [] : [{}])",
+        any_needed.join(" || "),
+        add("/spec/affinity", &Value::Object(format!("{AFFINITY}{{}}")))
+    )];
+    if !node_needed.is_empty() {
+        all.push(format!(
+            "(object.spec.?affinity.?nodeAffinity.hasValue() || !({}) ? [] : [{}])",
+            node_needed.join(" || "),
+            add(
+                "/spec/affinity/nodeAffinity",
+                &Value::Object(format!("{NODE_AFFINITY}{{}}"))
+            )
         ));
     }
-    out
+    all.extend(ops);
+    for (parent, needs, these) in pod_ops {
+        all.push(format!(
+            "(object.spec.?affinity.?{parent}.hasValue() || !({}) ? [] : [{}])",
+            needs.join(" || "),
+            add(
+                &format!("/spec/affinity/{parent}"),
+                &Value::Object(format!("{AFFINITY}.{parent}{{}}"))
+            )
+        ));
+        all.extend(these);
+    }
+    Some(binds.wrap(all.join(" +\n  ")))
 }
 
 /// `strategy: replace`: the pod's whole affinity becomes the rule's, unless
 /// it already reads as the rule's (terms as sets, in order).
-pub(super) fn replace_affinity(rule: &Rule) -> String {
+fn replace_affinity(rule: &Rule) -> String {
     let mut required: Vec<Term> = Vec::new();
     for step in &rule.required {
         let terms: Vec<Term> = step.iter().map(term_value).collect();
@@ -471,13 +571,11 @@ pub(super) fn replace_affinity(rule: &Rule) -> String {
             m.insert(list.to_string(), Json::Array(items.clone()));
         }
     }
-    // Whether the pod has it already.
-    let req_now = "object.spec.?affinity.?nodeAffinity.?requiredDuringSchedulingIgnoredDuringExecution.?nodeSelectorTerms.orValue([]).filter(t, ".to_string()
-        + &non_empty("t")
-        + ")";
+    // Whether the pod has it already: its non-empty required terms and its
+    // preferred terms, as sets and in order, and the pod affinity lists.
     let mut same = vec![format!("size(r) == {}", required.len())];
     for (i, t) in required.iter().enumerate() {
-        same.push(same_const(&format!("r[{i}]"), t));
+        same.push(same_set(&format!("r[{i}]"), t));
     }
     same.push(format!("size(p) == {}", preferred.len()));
     for (i, (w, t, _)) in preferred.iter().enumerate() {
@@ -490,13 +588,25 @@ pub(super) fn replace_affinity(rule: &Rule) -> String {
             &cel::Shape::List(Box::new(shape(*weighted))),
         ));
     }
-    format!(
-        "[{req_now}].map(r, [object.spec.?affinity.?nodeAffinity.?preferredDuringSchedulingIgnoredDuringExecution.orValue([])].map(p,\n  \
-         {} ? [] :\n  [{}])[0])[0]",
+    let binds = Binds(vec![
+        (
+            "r".into(),
+            format!(
+                "object.spec.?affinity.?nodeAffinity.?requiredDuringSchedulingIgnoredDuringExecution.?nodeSelectorTerms.orValue([]).map(e, {}).filter(s, size(s) > 0)",
+                term_set("e")
+            ),
+        ),
+        (
+            "p".into(),
+            "object.spec.?affinity.?nodeAffinity.?preferredDuringSchedulingIgnoredDuringExecution.orValue([])".into(),
+        ),
+    ]);
+    binds.wrap(format!(
+        "{} ? [] :\n  [{}]",
         same.join(" &&\n  "),
         add(
             "/spec/affinity",
             &Value::Object(cel::object(AFFINITY, &Json::Object(aff)))
         )
-    )
+    ))
 }

@@ -33,6 +33,7 @@ pub use pod::Pod;
 use crate::diag::{Diagnostic, decode_utf8};
 use crate::format::{self, Doc, Place};
 use crate::matching::Subject;
+use crate::outcome::{DocReport, FileOutcome};
 use crate::policy::Policy;
 use crate::rewrite::{self, Input};
 use filter::{Prepared, Status};
@@ -130,6 +131,10 @@ pub struct Report {
     pub components: Vec<ComponentCheck>,
     /// Per file: warnings (from the rewrite, or a skipped document).
     pub warnings: Vec<Diagnostic>,
+    /// Per input, in order: what its documents are and, under a rewrite
+    /// policy, what each rule selected (without the rewritten text), for
+    /// what [`crate::outcome`] says about rules and inputs that do nothing.
+    pub outcomes: Vec<FileOutcome>,
 }
 
 impl Report {
@@ -149,12 +154,14 @@ pub fn run(inputs: &[Input], nodes: &Nodes, opts: Options) -> Result<Report, Vec
         .collect();
     let mut found = Vec::new();
     let mut warnings = Vec::new();
+    let mut outcomes = Vec::new();
     let mut errors = Vec::new();
     for r in per_file {
         match r {
-            Ok((f, w)) => {
+            Ok((f, w, o)) => {
                 found.extend(f);
                 warnings.extend(w);
+                outcomes.push(o);
             }
             Err(e) => errors.extend(e),
         }
@@ -162,11 +169,13 @@ pub fn run(inputs: &[Input], nodes: &Nodes, opts: Options) -> Result<Report, Vec
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(judge(found, nodes, opts, warnings))
+    let mut report = judge(found, nodes, opts, warnings);
+    report.outcomes = outcomes;
+    Ok(report)
 }
 
-/// One file's components and warnings, or its problems.
-type FileResult = Result<(Vec<Found>, Vec<Diagnostic>), Vec<Diagnostic>>;
+/// One file's components, warnings and outcome, or its problems.
+type FileResult = Result<(Vec<Found>, Vec<Diagnostic>, FileOutcome), Vec<Diagnostic>>;
 
 /// A component and its admitted pod, before judging.
 struct Found {
@@ -227,6 +236,7 @@ fn judge(found: Vec<Found>, nodes: &Nodes, opts: Options, warnings: Vec<Diagnost
     Report {
         components,
         warnings,
+        outcomes: Vec::new(),
     }
 }
 
@@ -501,21 +511,44 @@ fn missing_labels(pod: &Pod, list: &[Node], what: &str) -> Vec<String> {
 /// components and their pods.
 fn components_of(file: &str, bytes: &[u8], policy: Option<&Policy>) -> FileResult {
     let original = decode_utf8(file, bytes).map_err(|d| vec![d])?;
+    let bare = |docs| FileOutcome {
+        file: file.to_string(),
+        output: None,
+        docs,
+        warnings: Vec::new(),
+        errors: Vec::new(),
+    };
     if original.trim().is_empty() {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok((
+            Vec::new(),
+            Vec::new(),
+            bare(vec![DocReport::skipped_file("empty file")]),
+        ));
     }
     let mut warnings = Vec::new();
+    let mut rewrite_outcome = None;
     let rewritten = match policy {
         Some(p) => {
-            let outcome = rewrite::process(file, bytes, p)?;
-            warnings.extend(outcome.warnings);
-            outcome.output
+            let mut outcome = rewrite::process(file, bytes, p)?;
+            warnings.extend(outcome.warnings.iter().cloned());
+            let text = outcome.output.take();
+            // Only which rules selected what is kept.
+            for c in outcome.docs.iter_mut().flat_map(|d| &mut d.components) {
+                c.before = serde_json::Value::Null;
+                c.after = serde_json::Value::Null;
+            }
+            rewrite_outcome = Some(outcome);
+            text
         }
         None => None,
     };
     let text = rewritten.as_deref().unwrap_or(original);
-    match pods_of(file, text) {
-        Ok(found) => Ok((found, warnings)),
+    match pods_and_docs(file, text) {
+        Ok((found, docs)) => Ok((
+            found,
+            warnings,
+            rewrite_outcome.unwrap_or_else(|| bare(docs)),
+        )),
         // Problems in the rewritten text: report them where they are in the
         // file the user has, when they are there too.
         Err(e) if rewritten.is_some() => match pods_of(file, original) {
@@ -528,6 +561,11 @@ fn components_of(file: &str, bytes: &[u8], policy: Option<&Policy>) -> FileResul
 
 /// The components of a text and their pods.
 fn pods_of(file: &str, text: &str) -> Result<Vec<Found>, Vec<Diagnostic>> {
+    pods_and_docs(file, text).map(|(found, _)| found)
+}
+
+/// The components of a text and their pods, and what each document is.
+fn pods_and_docs(file: &str, text: &str) -> Result<(Vec<Found>, Vec<DocReport>), Vec<Diagnostic>> {
     let tree = Tree::parse(text).map_err(|e| {
         vec![Diagnostic {
             file: file.to_string(),
@@ -555,7 +593,22 @@ fn pods_of(file: &str, text: &str) -> Result<Vec<Found>, Vec<Diagnostic>> {
     if !r.errors.is_empty() {
         return Err(r.errors);
     }
-    Ok(out)
+    let reports = docs
+        .iter()
+        .enumerate()
+        .map(|(index, d)| DocReport {
+            index,
+            format: d.format_name(),
+            skipped_because: match d {
+                Doc::Other(why) => Some(why.clone()),
+                _ => None,
+            },
+            components: Vec::new(),
+            skipped: Vec::new(),
+            selected_skipped: Vec::new(),
+        })
+        .collect();
+    Ok((out, reports))
 }
 
 /// The pods of one document (or of a List's items).

@@ -79,14 +79,14 @@ pub(crate) fn version(
         Some(s) => {
             return Err((
                 s,
-                format!("{what}: spec must be a mapping holding pipelineSpec; nothing was written"),
+                format!("{what}: spec must be a mapping holding pipelineSpec"),
             ));
         }
         None => {
             return Err((
                 root,
                 format!(
-                    "{what} has no spec.pipelineSpec (the compiled pipeline): compile it with kfp's kubernetes_manifest_format; nothing was written"
+                    "{what} has no spec.pipelineSpec (the compiled pipeline): compile it with kfp's kubernetes_manifest_format"
                 ),
             ));
         }
@@ -100,16 +100,14 @@ pub(crate) fn version(
         return Err((
             spec,
             format!(
-                "{what} has no spec.pipelineSpec (the compiled pipeline) and no pipelineSpecURI: compile it with kfp's kubernetes_manifest_format; nothing was written"
+                "{what} has no spec.pipelineSpec (the compiled pipeline) and no pipelineSpecURI: compile it with kfp's kubernetes_manifest_format"
             ),
         ));
     };
     if tree.kind(ir) != Kind::Map {
         return Err((
             ir,
-            format!(
-                "{what}: spec.pipelineSpec must be a mapping (the compiled pipeline IR); nothing was written"
-            ),
+            format!("{what}: spec.pipelineSpec must be a mapping (the compiled pipeline IR)"),
         ));
     }
     let platform = match field_no_alias(tree, spec, "platformSpec", "the platform spec")? {
@@ -118,7 +116,7 @@ pub(crate) fn version(
             return Err((
                 p,
                 format!(
-                    "{what}: spec.platformSpec must be a mapping (platforms: kubernetes: deploymentSpec: ...), as kfp writes it; nothing was written"
+                    "{what}: spec.platformSpec must be a mapping (platforms: kubernetes: deploymentSpec: ...), as kfp writes it"
                 ),
             ));
         }

@@ -49,6 +49,11 @@ pub struct Policy {
     /// labels and annotations, preferred values that never match, pod
     /// affinity terms without a selector), in file order.
     pub warnings: Vec<Diagnostic>,
+    /// What is valid but probably not meant, which `validate` says and
+    /// the other commands do not repeat on every run: no `metadata.name`
+    /// (the node commands need it), a policy that holds nothing, a pool
+    /// that selects no node.
+    pub advice: Vec<Diagnostic>,
     locs: Locations,
 }
 
@@ -108,6 +113,13 @@ impl Rule {
             && self.pod_anti_affinity_preferred.is_empty())
     }
 
+    /// Whether the rule can select a component of a file: its `podRoles`
+    /// reach executors. One that reaches only drivers or importers acts at
+    /// admission only, and matching nothing in files is what it should do.
+    pub fn reaches_files(&self) -> bool {
+        self.matcher.reaches(crate::matching::PodRole::Executor)
+    }
+
     pub(crate) fn has_required(&self) -> bool {
         !self.required.is_empty()
     }
@@ -148,6 +160,20 @@ impl std::fmt::Display for PolicyErrors {
 impl std::error::Error for PolicyErrors {}
 
 impl Policy {
+    /// A policy with no rules and no pools: running it changes nothing and
+    /// reports every component (`explain` without a policy, `init`).
+    pub fn empty(file: &str) -> Policy {
+        Policy {
+            file: file.to_string(),
+            name: String::new(),
+            pools: Vec::new(),
+            rules: Vec::new(),
+            warnings: Vec::new(),
+            advice: Vec::new(),
+            locs: Locations::default(),
+        }
+    }
+
     /// Reads and validates a policy file.
     pub fn load(path: &Path) -> Result<Policy, PolicyErrors> {
         let file = path.display().to_string();

@@ -114,6 +114,56 @@ fn values_of_the_wrong_type_are_one_error_not_also_missing_values() {
     );
 }
 
+/// A pool without labels and taints gives its rules nothing to set: that is
+/// said at the pool, naming every rule that only names it; a rule that sets
+/// something of its own is fine.
+#[test]
+fn a_pool_with_nothing_to_give_is_told_at_the_pool() {
+    let err = load(
+            "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec:\n  nodePools:\n  - {name: gpu, nodes: [a]}\n  rules:\n  - {name: r, pool: gpu}\n  - {name: s, pool: gpu}\n  - {name: t, pool: gpu, nodeSelector: {a: b}}\n",
+        )
+        .unwrap_err();
+    let msgs: Vec<String> = err.0.iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        msgs,
+        [
+            "p.yaml:5:5: spec.nodePools[0]: node pool \"gpu\" has no labels and no taints, so the rules that only name it set nothing (\"r\" at line 7, \"s\" at line 8): give the pool labels or taints (its rules then require the labels and tolerate the taints), or give the rules tolerations, nodeSelector or affinity"
+        ]
+    );
+}
+
+/// What `validate` adds about a valid policy: no name, nothing in it, a
+/// pool that selects no node; none of it for a complete policy.
+#[test]
+fn advice_for_a_valid_policy() {
+    let p = load("apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nspec: {}\n").unwrap();
+    let msgs: Vec<String> = p.advice.iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        msgs,
+        [
+            "p.yaml:1:1: no metadata.name: node apply and node diff record what they add under the policy's name and refuse to run without one (the offline commands do not need it)",
+            "p.yaml:3:7: spec: the policy has no rules and no node pools: it changes nothing; add rules (spec.rules) or node pools (spec.nodePools)",
+        ]
+    );
+    assert!(p.warnings.is_empty());
+    let p = load(
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: x}\nspec:\n  nodePools:\n  - {name: gpu, labels: {a: b}}\n",
+    )
+    .unwrap();
+    let msgs: Vec<String> = p.advice.iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        msgs,
+        [
+            "p.yaml:6:5: spec.nodePools[0]: node pool \"gpu\" selects no nodes (neither nodes nor nodeSelector): node apply and node diff leave it alone, while rules that name it still apply to pipelines; give it nodes or nodeSelector"
+        ]
+    );
+    let p = load(
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: x}\nspec:\n  nodePools:\n  - {name: gpu, nodes: [a], labels: {a: b}}\n",
+    )
+    .unwrap();
+    assert!(p.advice.is_empty(), "{:?}", p.advice);
+}
+
 #[test]
 fn pod_roles_default_to_executors_and_reach_files_only_through_them() {
     use crate::matching::{PodRole, Subject};

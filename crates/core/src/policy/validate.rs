@@ -27,6 +27,8 @@ pub(super) struct Validator {
     pub(super) keys: Locations,
     pub(super) diags: Vec<Diagnostic>,
     pub(super) warnings: Vec<Diagnostic>,
+    /// What `validate` says about a valid policy (see [`Policy::advice`]).
+    advice: Vec<Diagnostic>,
 }
 
 /// Validates the policy's JSON and builds the typed model: every error,
@@ -44,6 +46,7 @@ pub(super) fn policy(
         keys,
         diags,
         warnings: Vec::new(),
+        advice: Vec::new(),
     };
     let mut policy = v.build(json);
     if v.diags.is_empty() {
@@ -51,6 +54,7 @@ pub(super) fn policy(
         v.warnings.sort_by_key(|d| (d.line, d.col));
         v.warnings.dedup();
         policy.warnings = v.warnings;
+        policy.advice = v.advice;
         Ok(policy)
     } else {
         v.diags.sort_by_key(|d| (d.line, d.col));
@@ -207,14 +211,96 @@ impl Validator {
             }
         }
         self.pool_label_warnings(&pools, &rules);
+        self.pools_that_set_nothing(&pools, &rules);
+        self.advise(j, &name, &pools, &rules);
         Policy {
             file: self.file.clone(),
             name,
             pools,
             rules,
             warnings: Vec::new(),
+            advice: Vec::new(),
             locs: std::mem::take(&mut self.locs),
         }
+    }
+
+    /// A rule that only names a pool sets what the pool has: with neither
+    /// labels nor taints, nothing. That is said at the pool, which is
+    /// what needs them; the rule's own check stays quiet for these.
+    fn pools_that_set_nothing(&mut self, pools: &[NodePool], rules: &[Rule]) {
+        for (i, pool) in pools.iter().enumerate() {
+            if !pool.labels.is_empty() || !pool.taints.is_empty() {
+                continue;
+            }
+            let only_pool: Vec<String> = rules
+                .iter()
+                .filter(|r| r.pool.as_ref() == Some(&pool.name) && sets_nothing(r))
+                .map(|r| {
+                    let (line, _) = self.loc(&format!("spec.rules[{}]", r.index));
+                    format!("{:?} at line {line}", r.name)
+                })
+                .collect();
+            if only_pool.is_empty() {
+                continue;
+            }
+            let path = format!("spec.nodePools[{i}]");
+            if self.has_errors_under(&path) {
+                continue;
+            }
+            let message = match only_pool.as_slice() {
+                [one] => format!(
+                    "node pool {:?} has no labels and no taints, so rule {one}, which only names it, sets nothing: give the pool labels or taints (the rule then requires the labels and tolerates the taints), or give the rule tolerations, nodeSelector or affinity",
+                    pool.name
+                ),
+                many => format!(
+                    "node pool {:?} has no labels and no taints, so the rules that only name it set nothing ({}): give the pool labels or taints (its rules then require the labels and tolerate the taints), or give the rules tolerations, nodeSelector or affinity",
+                    pool.name,
+                    many.join(", ")
+                ),
+            };
+            self.err(&path, message);
+        }
+    }
+
+    /// What `validate` says about a policy the API server would take as
+    /// it is, but that is probably not what was meant.
+    fn advise(&mut self, j: &Json, name: &str, pools: &[NodePool], rules: &[Rule]) {
+        let advise = |v: &Self, path: &str, message: String| {
+            let (line, col) = v.loc(path);
+            Diagnostic {
+                file: v.file.clone(),
+                line,
+                col,
+                path: path.to_string(),
+                message,
+            }
+        };
+        let mut out = Vec::new();
+        if name.is_empty() {
+            let path = if get(j, "metadata").is_some() {
+                "metadata"
+            } else {
+                ""
+            };
+            out.push(advise(self, path, "no metadata.name: node apply and node diff record what they add under the policy's name and refuse to run without one (the offline commands do not need it)".into()));
+        }
+        if pools.is_empty() && rules.is_empty() {
+            let path = if get(j, "spec").is_some() { "spec" } else { "" };
+            out.push(advise(self, path, "the policy has no rules and no node pools: it changes nothing; add rules (spec.rules) or node pools (spec.nodePools)".into()));
+        }
+        for (i, pool) in pools.iter().enumerate() {
+            if pool.nodes.is_empty() && pool.node_selector.is_none() {
+                out.push(advise(
+                    self,
+                    &format!("spec.nodePools[{i}]"),
+                    format!(
+                        "node pool {:?} selects no nodes (neither nodes nor nodeSelector): node apply and node diff leave it alone, while rules that name it still apply to pipelines; give it nodes or nodeSelector",
+                        pool.name
+                    ),
+                ));
+            }
+        }
+        self.advice = out;
     }
 
     /// A pool's labels reach the pods of every rule that names the pool,
@@ -398,14 +484,13 @@ impl Validator {
         if rule.strategy == Strategy::Replace {
             self.replace_clears_nothing(&rule, r, path);
         }
-        let does_nothing = rule.tolerations.is_empty()
-            && rule.node_selector.is_empty()
-            && rule.required.is_empty()
-            && rule.preferred.is_empty()
-            && !rule.has_pod_affinity()
-            && rule.pod_labels.is_empty()
-            && rule.pod_annotations.is_empty();
-        if does_nothing && pool_name_ok(&rule, pools) && !self.has_errors_under(path) {
+        // With a pool (that exists), the pool is what lacks something:
+        // `pools_that_set_nothing` says so there.
+        if sets_nothing(&rule)
+            && rule.pool.is_none()
+            && pool_name_ok(&rule, pools)
+            && !self.has_errors_under(path)
+        {
             self.err(
                 path,
                 "the rule sets nothing: give it a pool, tolerations, nodeSelector, affinity, podLabels or podAnnotations",
@@ -507,6 +592,17 @@ impl Validator {
             }
         }
     }
+}
+
+/// Whether applying the rule would write nothing at all.
+fn sets_nothing(rule: &Rule) -> bool {
+    rule.tolerations.is_empty()
+        && rule.node_selector.is_empty()
+        && rule.required.is_empty()
+        && rule.preferred.is_empty()
+        && !rule.has_pod_affinity()
+        && rule.pod_labels.is_empty()
+        && rule.pod_annotations.is_empty()
 }
 
 fn pool_name_ok(rule: &Rule, pools: &[NodePool]) -> bool {

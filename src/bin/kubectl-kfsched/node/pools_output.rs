@@ -1,6 +1,7 @@
-//! What `node apply` and `node diff` print: the warnings about the
-//! policy's pools, every node's plan (`+`, `~`, `-`, `!`, `?` lines) and,
-//! for a diff with nothing to do, why not.
+//! What `node apply` and `node diff` print: every node's plan (`+`, `~`,
+//! `-`, `!`, `?` lines) and, for a diff with nothing to do, why not. The
+//! warnings about the policy's pools come earlier, with the policy, before
+//! the cluster is read.
 
 use std::io::Write;
 
@@ -19,7 +20,6 @@ pub async fn diff(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<usize, Error> {
-    warn(policy, err);
     let planned = pools::plan(clients, policy, opts).await?;
     for p in &planned.plans {
         print_plan(out, err, p);
@@ -39,19 +39,12 @@ pub async fn apply(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Summary, Error> {
-    warn(policy, err);
     let planned = pools::plan(clients, policy, opts).await?;
     planned.check()?;
     for p in &planned.plans {
         print_plan(out, err, p);
     }
     pools::apply(clients, policy, planned, opts, out, err).await
-}
-
-fn warn(policy: &Policy, err: &mut dyn Write) {
-    for w in pools::warnings(policy) {
-        let _ = writeln!(err, "warning: {w}");
-    }
 }
 
 fn header(p: &NodePlan) -> String {
