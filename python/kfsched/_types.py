@@ -38,7 +38,8 @@ class SkippedComponent(TypedDict):
 
 
 class ExplainedDocument(TypedDict):
-    index: int
+    #: The document's number in its file, from 1.
+    document: int
     format: Optional[str]
     skippedBecause: Optional[str]
     components: List[ExplainedComponent]
