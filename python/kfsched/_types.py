@@ -86,6 +86,12 @@ class CheckedComponent(TypedDict):
     requests: Dict[str, str]
     pools: List[PoolLanding]
     warnings: List[str]
+    #: False when the pod names another scheduler: kube-scheduler would not
+    #: place it, so it is not judged (and does not fail the check).
+    judged: bool
+    #: Why the API server would refuse the pod (a PriorityClass the cluster
+    #: lacks), or None.
+    refused: Optional[str]
     notJudged: List[str]
     pod: Dict[str, Any]
 
