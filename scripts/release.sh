@@ -8,13 +8,21 @@
 #   scripts/release.sh --target TRIPLE   # one platform (the release workflow, once per matrix entry)
 #   scripts/release.sh --no-build --all  # dist/plugin.yaml from every platform's archive in dist/
 #   scripts/release.sh --setup           # only install the tools --cross and tests/integrations/release.rs use
+#   scripts/release.sh --wheel --target TRIPLE   # the archive and the Python wheel, from one build
+#   scripts/release.sh --sdist                   # only the Python source distribution
 #   kubectl krew install --manifest=dist/plugin.yaml --archive=dist/kubectl-kfsched_vX.Y.Z_<target>.tar.gz
 #
 # Builds are `cargo build --profile dist --locked` (stripped, LTO, no debug info), through
 # `cargo zigbuild` for *-linux-musl and *-windows-gnu targets: zig is their linker and the C
 # compiler of ring, so no cross toolchain is needed, and the same command works on any Linux
-# or macOS host. What a build needs is installed first, once (stamped, 0 s when done): the
-# rustup target, and ziglang + cargo-zigbuild from PyPI in a venv.
+# or macOS host. With --wheel the build is `maturin build --profile dist --locked` instead
+# (`--zig` for those targets: maturin links with the same zig), which runs cargo for the
+# same binaries and packs them, with python/kfsched, into the wheel
+# kfsched-<version>-py3-none-<platform>.whl; the archive is packed from those binaries, so
+# one build makes both. Static *-linux-musl wheels carry both the manylinux2014 and the
+# musllinux_1_2 tags (they need no libc of the system). What a build needs is installed
+# first, once (stamped, 0 s when done): the rustup target, and ziglang, cargo-zigbuild,
+# maturin, twine and auditwheel from PyPI in a venv.
 #
 # An archive (kubectl-kfsched_<tag>_<target>.tar.gz, .zip for Windows targets) holds
 # kubectl-kfsched, the kubectl_complete-kfsched companion, LICENSE and README.md at its top
@@ -37,6 +45,9 @@
 #   --placeholder     platforms without an archive get an all-zero sha256 instead of being
 #                     left out (how the committed plugin.yaml is made before the archives exist)
 #   --tag TAG         [default: v<version in Cargo.toml>]
+#   --wheel           also write each target's Python wheel into OUT (one build for both)
+#   --sdist           write the Python source distribution kfsched-<version>.tar.gz into OUT
+#                     (`maturin sdist`; pip builds it from source); alone, nothing else
 #   --setup           install the build tools of the targets given, then exit; with no target
 #                     (or --cross), those of all three and what tests/integrations/release.rs
 #                     runs: qemu-user (apt-get), krew built for linux/arm64, actionlint
@@ -55,7 +66,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 CROSS_TARGETS=(x86_64-unknown-linux-musl aarch64-unknown-linux-musl x86_64-pc-windows-gnu)
 
 tools=${KFSCHED_RELEASE_TOOLS:-$root/.cache/release-tools}
-targets=() bin_dir='' out=$root/dist base_url='' build=1 mode=local tag='' setup=0
+targets=() bin_dir='' out=$root/dist base_url='' build=1 mode=local tag='' setup=0 wheel=0 sdist=0
 while [ $# -gt 0 ]; do
   case $1 in
     --target) targets+=("$2"); shift 2 ;;
@@ -68,6 +79,8 @@ while [ $# -gt 0 ]; do
     --placeholder) mode=placeholder; shift ;;
     --tag) tag=$2; shift 2 ;;
     --setup) setup=1; shift ;;
+    --wheel) wheel=1; shift ;;
+    --sdist) sdist=1; shift ;;
     --print-pins) grep -E '^[A-Z0-9_]+=' "$root/versions.env"; exit 0 ;;
     -h|--help) sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "release.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -87,21 +100,22 @@ ensure_rust_target() {
   rustup target add "$1" >&2
 }
 
-# ziglang and cargo-zigbuild from PyPI, in their own venv.
+# ziglang, cargo-zigbuild, maturin, twine and auditwheel from PyPI, in their own venv.
 zig_venv=$tools/zig-venv
 ensure_zig() {
-  local stamp; stamp="ziglang $ZIGLANG_VERSION cargo-zigbuild $CARGO_ZIGBUILD_VERSION $(python3 --version 2>&1)"
+  local pins=("ziglang==$ZIGLANG_VERSION" "cargo-zigbuild==$CARGO_ZIGBUILD_VERSION" "maturin==$MATURIN_VERSION"
+              "twine==$TWINE_VERSION" "auditwheel==$AUDITWHEEL_VERSION")
+  local stamp; stamp="${pins[*]} $(python3 --version 2>&1)"
   if [ -f "$zig_venv/.stamp" ] && [ "$(cat "$zig_venv/.stamp")" = "$stamp" ] && [ -x "$zig_venv/bin/cargo-zigbuild" ]; then
     return 0
   fi
   local start; start=$(now)
-  echo "installing ziglang $ZIGLANG_VERSION and cargo-zigbuild $CARGO_ZIGBUILD_VERSION into $zig_venv" >&2
+  echo "installing ${pins[*]} into $zig_venv" >&2
   rm -rf "$zig_venv"
   python3 -m venv "$zig_venv"
-  "$zig_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "ziglang==$ZIGLANG_VERSION" "cargo-zigbuild==$CARGO_ZIGBUILD_VERSION" >&2
+  "$zig_venv/bin/python" -m pip install --quiet --disable-pip-version-check "${pins[@]}" >&2
   echo "$stamp" > "$zig_venv/.stamp"
-  echo "zig $("$zig_venv/bin/python" -m ziglang version) and $("$zig_venv/bin/cargo-zigbuild" --version) installed in $(( $(now) - start ))s" >&2
+  echo "zig $("$zig_venv/bin/python" -m ziglang version), $("$zig_venv/bin/cargo-zigbuild" --version) and $("$zig_venv/bin/maturin" --version) installed in $(( $(now) - start ))s" >&2
 }
 
 # Go tools of the release tests: krew for linux/arm64 (run under qemu-aarch64, so krew's own
@@ -152,8 +166,9 @@ if [ "$setup" = 1 ]; then
   t0=$(now)
   for t in "${targets[@]}"; do
     ensure_rust_target "$t"
-    if uses_zig "$t"; then ensure_zig; fi
+    if uses_zig "$t" || [ "$wheel" = 1 ]; then ensure_zig; fi
   done
+  [ "$sdist" = 0 ] || ensure_zig
   [ "$tests" = 0 ] || setup_tests
   echo "release tools ready in $tools ($(( $(now) - t0 ))s)" >&2
   exit 0
@@ -168,6 +183,12 @@ out=$(cd "$out" && pwd)
 
 stage=
 trap '[ -z "$stage" ] || rm -rf "$stage"' EXIT
+
+if [ "$sdist" = 1 ]; then
+  ensure_zig
+  (cd "$root" && "$zig_venv/bin/maturin" sdist --out "$out")
+  [ ${#targets[@]} -gt 0 ] || [ -n "$bin_dir" ] || exit 0
+fi
 
 # package TARGET BIN_DIR: the archive and its .sha256 in $out.
 package() {
@@ -217,9 +238,26 @@ if [ "$build" = 1 ]; then
   if [ -n "$bin_dir" ] && [ ${#targets[@]} -gt 1 ]; then
     echo "release.sh: --bin-dir packages one target" >&2; exit 2
   fi
+  if [ "$wheel" = 1 ] && [ -n "$bin_dir" ]; then
+    echo "release.sh: --wheel builds the binaries it packs; it does not take --bin-dir" >&2; exit 2
+  fi
   for target in "${targets[@]}"; do
     dir=$bin_dir
-    if [ -z "$dir" ]; then
+    if [ -z "$dir" ] && [ "$wheel" = 1 ]; then
+      start=$(now)
+      ensure_rust_target "$target"
+      ensure_zig
+      zig=()
+      if uses_zig "$target"; then zig=(--zig); fi
+      compat=()
+      case $target in *-linux-musl*) compat=(--compatibility manylinux2014 --compatibility musllinux_1_2) ;; esac
+      echo "building kubectl-kfsched $tag and its wheel for $target (maturin build --profile dist --locked ${zig[*]})" >&2
+      # maturin finds zig as `python -m ziglang` of the python on PATH.
+      (cd "$root" && PATH="$zig_venv/bin:$PATH" "$zig_venv/bin/maturin" build --profile dist --locked \
+        --target "$target" "${zig[@]}" "${compat[@]}" --out "$out" --quiet)
+      echo "built $target and its wheel in $(( $(now) - start ))s" >&2
+      dir=${CARGO_TARGET_DIR:-$root/target}/$target/dist
+    elif [ -z "$dir" ]; then
       start=$(now)
       ensure_rust_target "$target"
       if uses_zig "$target"; then

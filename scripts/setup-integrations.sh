@@ -4,6 +4,12 @@
 #   kubectl                                     scripts/build-control-plane.sh kubectl (KUBE_VERSION)
 #   kustomize, krew + validate-krew-manifest, kpt, argo-pods   scripts/build-tools.sh (Go modules)
 #   pre-commit (PRECOMMIT_VERSION, PyPI)        a venv in .cache/precommit-venv
+#   setuptools (SETUPTOOLS_VERSION, PyPI)       its wheel in .cache/precommit-wheelhouse: the build
+#                                               backend of pre-commit-hooks/, for the local wheel
+#                                               index of the language: python hooks' test
+#   kfp (KFP_V2_VERSION, PyPI)                  wheels of testdata/pipelines/requirements-v2.txt in
+#                                               .cache/kfp-wheelhouse, for the Python API test's
+#                                               fresh environment (no index at test time)
 #   zsh and fish (completion script tests)      apt-get, when missing and possible
 # Idempotent: each piece has a stamp and is skipped when it matches (0 s).
 #
@@ -14,6 +20,8 @@
 # already set in the environment is printed as it is):
 #   KFSCHED_TOOLS_BIN        kustomize, krew, kubectl-krew, validate-krew-manifest, kpt, argo-pods   [.cache/tools-bin]
 #   KFSCHED_PRECOMMIT        the pre-commit executable                               [.cache/precommit-venv/bin/pre-commit]
+#   KFSCHED_PRECOMMIT_WHEELHOUSE  the setuptools wheel (above)                      [.cache/precommit-wheelhouse]
+#   KFSCHED_KFP_WHEELHOUSE   the kfp wheels (above)                                 [.cache/kfp-wheelhouse]
 #   KFSCHED_PRECOMMIT_TARGET CARGO_TARGET_DIR for pre-commit's `cargo install` of the hook (kept
 #                            between runs so only kfsched itself is rebuilt)          [.cache/precommit-target]
 #   KFSCHED_KUBECTL          kubectl                                                  [$KFSCHED_KUBE_BIN/kubectl]
@@ -31,6 +39,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/versions.env"
 cache=$root/.cache
 venv=${KFSCHED_PRECOMMIT_VENV:-$cache/precommit-venv}
+wheelhouse=${KFSCHED_PRECOMMIT_WHEELHOUSE:-$cache/precommit-wheelhouse}
+kfp_wheelhouse=${KFSCHED_KFP_WHEELHOUSE:-$cache/kfp-wheelhouse}
 tools_bin=${KFSCHED_TOOLS_BIN:-$cache/tools-bin}
 kube_bin=${KFSCHED_KUBE_BIN:-$cache/kube-bin}
 
@@ -38,6 +48,8 @@ print_env() {
   cat <<EOF
 export KFSCHED_TOOLS_BIN=$tools_bin
 export KFSCHED_PRECOMMIT=${KFSCHED_PRECOMMIT:-$venv/bin/pre-commit}
+export KFSCHED_PRECOMMIT_WHEELHOUSE=$wheelhouse
+export KFSCHED_KFP_WHEELHOUSE=$kfp_wheelhouse
 export KFSCHED_PRECOMMIT_TARGET=${KFSCHED_PRECOMMIT_TARGET:-$cache/precommit-target}
 export KFSCHED_KUBECTL=${KFSCHED_KUBECTL:-$kube_bin/kubectl}
 export KFSCHED_KPT=${KFSCHED_KPT:-$tools_bin/kpt}
@@ -73,6 +85,31 @@ else
   "$venv/bin/pre-commit" --version
   echo "$stamp" > "$venv/.stamp"
   echo "pre-commit installed in $(( $(date +%s) - start ))s"
+fi
+
+# The build backend of pre-commit-hooks/ as a wheel: pre-commit pip-installs the hook
+# repository, and the test's local index (PIP_NO_INDEX) must hold what that build needs.
+if ls "$wheelhouse/setuptools-$SETUPTOOLS_VERSION-"*.whl >/dev/null 2>&1; then
+  echo "setuptools $SETUPTOOLS_VERSION up to date in $wheelhouse"
+else
+  rm -rf "$wheelhouse"
+  "$venv/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps \
+    --only-binary=:all: --dest "$wheelhouse" "setuptools==$SETUPTOOLS_VERSION"
+  echo "setuptools $SETUPTOOLS_VERSION downloaded into $wheelhouse"
+fi
+
+# kfp and what it needs, as wheels for this Python (kfp itself is an sdist: built once here).
+lock=$root/testdata/pipelines/requirements-v2.txt
+stamp="$(sha256sum "$lock" | cut -d' ' -f1) $(python3 --version 2>&1)"
+if [ -f "$kfp_wheelhouse/.stamp" ] && [ "$(cat "$kfp_wheelhouse/.stamp")" = "$stamp" ]; then
+  echo "kfp $KFP_V2_VERSION wheels up to date in $kfp_wheelhouse"
+else
+  start=$(date +%s)
+  rm -rf "$kfp_wheelhouse"
+  "$venv/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps \
+    --wheel-dir "$kfp_wheelhouse" -r "$lock"
+  echo "$stamp" > "$kfp_wheelhouse/.stamp"
+  echo "kfp $KFP_V2_VERSION wheels built in $kfp_wheelhouse in $(( $(date +%s) - start ))s"
 fi
 
 # Shells for the completion-script tests (bash is assumed).

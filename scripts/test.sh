@@ -6,9 +6,10 @@
 #   3. the real clients the integration tests drive (kubectl, and kustomize,
 #      krew and its manifest validator, yq and kpt built from Go modules,
 #      pre-commit from PyPI);
-#   4. the static release binaries for x86_64 and aarch64 Linux (musl), built and
-#      packed by scripts/release.sh, which tests/integrations/release.rs runs
-#      (the aarch64 one under qemu) and installs through krew;
+#   4. the static release binaries for x86_64 and aarch64 Linux (musl) and their
+#      Python wheels, built and packed by scripts/release.sh --wheel, which
+#      tests/integrations/release.rs runs (the aarch64 one under qemu) and installs
+#      through krew, and wheels.rs, precommit.rs and python_api.rs install with pip;
 #   5. the control plane started on loopback for this run, stopped afterwards;
 #   6. cargo test with --include-ignored, so the tests that need 2 to 5 run;
 #   7. every fuzz target for KFSCHED_FUZZ_SECONDS (60) on the seed corpus and the
@@ -41,7 +42,8 @@ export KFSCHED_RELEASE_DIST=${KFSCHED_RELEASE_DIST:-$root/.cache/release-dist}
 export KFSCHED_RELEASE_TARGETS=${KFSCHED_RELEASE_TARGETS:-x86_64-unknown-linux-musl aarch64-unknown-linux-musl}
 release_targets=()
 for t in $KFSCHED_RELEASE_TARGETS; do release_targets+=(--target "$t"); done
-scripts/release.sh "${release_targets[@]}" --out "$KFSCHED_RELEASE_DIST"
+export KFSCHED_WHEEL_DIST=${KFSCHED_WHEEL_DIST:-$KFSCHED_RELEASE_DIST}
+scripts/release.sh --wheel "${release_targets[@]}" --out "$KFSCHED_RELEASE_DIST"
 
 step "control plane"
 export KFSCHED_CLUSTER_DIR=${KFSCHED_CLUSTER_DIR:-$root/.cache/cluster-test}

@@ -20,6 +20,9 @@ use crate::node::cluster::{Cluster, eventually, kubectl, run_bin, unique};
 pub struct Scope {
     pub id: String,
     pub namespace: String,
+    /// A namespace no policy is bound to: how the API server admits a pod
+    /// without the export.
+    pub bare: String,
     pub prefix: String,
     pub cluster: Cluster,
     pub client: Client,
@@ -63,6 +66,15 @@ impl Scope {
             .create(&PostParams::default(), &ns)
             .await
             .expect("create the namespace");
+        let bare = format!("{id}-bare");
+        let ns: Namespace = serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": bare},
+        }))
+        .expect("a namespace");
+        Api::<Namespace>::all(client.clone())
+            .create(&PostParams::default(), &ns)
+            .await
+            .expect("create the namespace");
         // Pods need the default service account (the ServiceAccount admission plugin).
         let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), &id);
         eventually(
@@ -76,6 +88,7 @@ impl Scope {
         .await;
         Scope {
             namespace: id.clone(),
+            bare,
             prefix: format!("kfsched-test.{id}."),
             id,
             cluster,
@@ -136,10 +149,19 @@ impl Scope {
 
     /// Creates the pod with `dryRun=All`: what the API server would store.
     pub async fn admit(&self, pod: &Json) -> Result<Json, String> {
+        self.admit_in(&self.namespace, pod).await
+    }
+
+    /// The same where no policy is bound.
+    pub async fn admit_bare(&self, pod: &Json) -> Result<Json, String> {
+        self.admit_in(&self.bare, pod).await
+    }
+
+    async fn admit_in(&self, namespace: &str, pod: &Json) -> Result<Json, String> {
         let mut pod = pod.clone();
-        pod["metadata"]["namespace"] = json!(self.namespace);
+        pod["metadata"]["namespace"] = json!(namespace);
         let p: Pod = serde_json::from_value(pod).map_err(|e| format!("not a pod: {e}"))?;
-        let api: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
         let pp = PostParams {
             dry_run: true,
             ..Default::default()
@@ -177,9 +199,11 @@ impl Scope {
                 0,
             );
         }
-        let _ = Api::<Namespace>::all(self.client.clone())
-            .delete(&self.namespace, &DeleteParams::default())
-            .await;
+        for n in [&self.namespace, &self.bare] {
+            let _ = Api::<Namespace>::all(self.client.clone())
+                .delete(n, &DeleteParams::default())
+                .await;
+        }
     }
 }
 
@@ -216,6 +240,49 @@ pub fn kubectl_stdin(cluster: &Cluster, args: &[&str], stdin: &str, code: i32) -
     text
 }
 
+/// The PriorityClasses and RuntimeClasses these policies name, created
+/// when missing (they are cluster-wide, and the API server refuses a pod
+/// that names one that does not exist, before and after a policy).
+pub fn ensure_classes(cluster: &Cluster, policies: &[std::path::PathBuf]) {
+    let mut priority = std::collections::BTreeSet::new();
+    let mut runtime = std::collections::BTreeSet::new();
+    for p in policies {
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        for line in text.lines() {
+            let t = line.trim().trim_start_matches("- ");
+            for (key, set) in [
+                ("priorityClassName:", &mut priority),
+                ("runtimeClassName:", &mut runtime),
+            ] {
+                if let Some(v) = t.strip_prefix(key) {
+                    let v = v
+                        .split('#')
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .trim_matches(['"', '\'']);
+                    if !v.is_empty() {
+                        set.insert(v.to_string());
+                    }
+                }
+            }
+        }
+    }
+    let mut docs = Vec::new();
+    for n in priority {
+        docs.push(format!("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {n}}}\nvalue: 1000\n"));
+    }
+    for n in runtime {
+        docs.push(format!("apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {{name: {n}}}\nhandler: {n}\n"));
+    }
+    if !docs.is_empty() {
+        // Tests calling this at once would race to create the same class.
+        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        kubectl_stdin(cluster, &["apply", "-f", "-"], &docs.join("---\n"), 0);
+    }
+}
+
 /// What admission and rewrite may differ in: the scheduling fields and the
 /// pod's metadata, with the tolerations DefaultTolerationSeconds adds left
 /// out (they come before a policy's at admission and after a template's in
@@ -240,6 +307,12 @@ pub fn scheduling(pod: &Json) -> Json {
         "tolerations": tolerations,
         "nodeSelector": or_empty(&spec["nodeSelector"]),
         "affinity": or_empty(&spec["affinity"]),
+        "priorityClassName": spec["priorityClassName"],
+        "priority": spec["priority"],
+        "preemptionPolicy": spec["preemptionPolicy"],
+        "schedulerName": spec["schedulerName"],
+        "runtimeClassName": spec["runtimeClassName"],
+        "topologySpreadConstraints": spec["topologySpreadConstraints"],
         "labels": or_empty(&pod["metadata"]["labels"]),
         "annotations": or_empty(&pod["metadata"]["annotations"]),
     })

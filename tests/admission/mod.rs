@@ -13,5 +13,6 @@ mod drivers;
 mod harness;
 mod kfp;
 mod nodes;
+mod pod_spec_fields;
 mod robustness;
 mod shape;

@@ -5,16 +5,16 @@
 //!   invocation from the entrypoint (DAG tasks, steps, loops' first item,
 //!   `onExit`), named `<workflow>-<template>-<fnv32a(node name)>`, carrying
 //!   the workflow's `podMetadata` and the template's `metadata`, Argo's own
-//!   labels and annotations, and the template's scheduling fields, or the
-//!   workflow's where the template has none (`workflow/controller/workflowpod.go`).
+//!   labels and annotations, and the scheduling `tools/argo-pods` builds for
+//!   the template as Argo's controller does (`workflow/controller/workflowpod.go`).
 //! - KFP v2 (the KFP 2.17 backend's Argo workflow): per DAG a driver pod,
 //!   per container task a driver pod and an executor pod whose scheduling is
 //!   the driver's pod-spec patch of the executor's Kubernetes config, per
 //!   importer an importer pod (`backend/src/v2/compiler/argocompiler`,
 //!   `backend/src/v2/driver`).
 //!
-//! Only test code: the shapes follow the sources as cited in
-//! docs/admission.md's table of what each pod carries.
+//! Only test code: the shapes follow the sources as the guide's table of
+//! what each pod carries cites them.
 
 use std::collections::BTreeMap;
 
@@ -65,6 +65,41 @@ fn non_empty(j: Option<&Json>) -> Option<&Json> {
     })
 }
 
+/// The pod spec Argo builds for each template of an Argo document, by
+/// template name: `tools/argo-pods` (scheduling fields from the template or
+/// the workflow, then the podSpecPatches applied with apimachinery's
+/// strategic merge), so the scheduling of a pod here is Argo's own.
+fn argo_specs(doc: &Json) -> BTreeMap<String, Json> {
+    use std::io::Write;
+    let mut child = std::process::Command::new(crate::integrations::built_tool("argo-pods"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("argo-pods runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(doc.to_string().as_bytes())
+        .expect("write to argo-pods");
+    let out = child.wait_with_output().expect("argo-pods finishes");
+    assert!(
+        out.status.success(),
+        "argo-pods: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    documents(&String::from_utf8_lossy(&out.stdout))
+        .into_iter()
+        .filter_map(|p| {
+            let t = p["metadata"]["annotations"]["argo-pods/template"]
+                .as_str()?
+                .to_string();
+            Some((t, p["spec"].clone()))
+        })
+        .collect()
+}
+
 /// The pods of an Argo workflow (`Workflow`, or a `CronWorkflow`'s
 /// `workflowSpec`) run as `workflow`.
 pub fn argo_pods(doc: &Json, workflow: &str) -> Vec<Shaped> {
@@ -80,9 +115,11 @@ pub fn argo_pods(doc: &Json, workflow: &str) -> Vec<Shaped> {
         .filter_map(|t| Some((t["name"].as_str()?.to_string(), t.clone())))
         .collect();
     let mut out = Vec::new();
+    let specs = argo_specs(doc);
     let mut walker = ArgoWalk {
         spec,
         templates: &templates,
+        specs: &specs,
         workflow,
         out: &mut out,
     };
@@ -98,6 +135,8 @@ pub fn argo_pods(doc: &Json, workflow: &str) -> Vec<Shaped> {
 struct ArgoWalk<'a> {
     spec: &'a Json,
     templates: &'a BTreeMap<String, Json>,
+    /// Argo's pod spec of each named template (see [`argo_specs`]).
+    specs: &'a BTreeMap<String, Json>,
     workflow: &'a str,
     out: &'a mut Vec<Shaped>,
 }
@@ -206,10 +245,23 @@ impl ArgoWalk<'_> {
             "initContainers": [{"name": "init", "image": ARGOEXEC, "command": ["argoexec", "init"]}],
             "containers": [{"name": "wait", "image": ARGOEXEC, "command": ["argoexec", "wait"]}, main],
         });
-        // The template's value, else the workflow's (Argo's addSchedulingConstraints).
-        for k in ["tolerations", "nodeSelector", "affinity"] {
-            if let Some(v) = non_empty(t.get(k)).or_else(|| non_empty(self.spec.get(k))) {
-                spec[k] = v.clone();
+        match t["name"].as_str().and_then(|n| self.specs.get(n)) {
+            // Argo's scheduling of the template: everything argo-pods set
+            // beside the containers.
+            Some(built) => {
+                for (k, v) in built.as_object().into_iter().flatten() {
+                    if !["containers", "initContainers", "restartPolicy"].contains(&k.as_str()) {
+                        spec[k] = v.clone();
+                    }
+                }
+            }
+            // An inline template: its own values, else the workflow's.
+            None => {
+                for k in ["tolerations", "nodeSelector", "affinity"] {
+                    if let Some(v) = non_empty(t.get(k)).or_else(|| non_empty(self.spec.get(k))) {
+                        spec[k] = v.clone();
+                    }
+                }
             }
         }
         json!({

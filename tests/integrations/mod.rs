@@ -13,7 +13,9 @@ mod krew;
 mod krm;
 mod pipeline_versions;
 mod precommit;
+mod python_api;
 mod release;
+mod wheels;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -33,7 +33,7 @@ const CROSS_TARGETS: [&str; 3] = [
 const MAX_PLUGIN_BYTES: u64 = 21_000_000;
 const MAX_COMPANION_BYTES: u64 = 800_000;
 
-fn tag() -> String {
+pub(super) fn tag() -> String {
     format!("v{}", env!("CARGO_PKG_VERSION"))
 }
 
@@ -111,7 +111,7 @@ fn exe(target: &str) -> &'static str {
 }
 
 /// A command with a cleared environment: the system's PATH directories only.
-fn plain(program: impl AsRef<std::ffi::OsStr>) -> Command {
+pub(super) fn plain(program: impl AsRef<std::ffi::OsStr>) -> Command {
     let mut c = Command::new(program);
     c.env_clear()
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
@@ -121,7 +121,7 @@ fn plain(program: impl AsRef<std::ffi::OsStr>) -> Command {
 }
 
 /// Unpacks `archive` into a new directory under `into`.
-fn unpack(archive: &Path, into: &Path) -> PathBuf {
+pub(super) fn unpack(archive: &Path, into: &Path) -> PathBuf {
     let name = archive
         .file_name()
         .expect("name")
@@ -183,10 +183,10 @@ fn sha256(path: &Path) -> String {
 }
 
 /// Runs a release binary, directly or under an emulator.
-struct Runner {
+pub(super) struct Runner {
     /// The emulator and its arguments, if any.
-    prefix: Vec<OsString>,
-    bin: PathBuf,
+    pub(super) prefix: Vec<OsString>,
+    pub(super) bin: PathBuf,
 }
 
 /// One run: exit code, stdout bytes, stderr.
@@ -244,7 +244,7 @@ impl Runner {
 /// sides), every hand-written case, every bad-input case (exit 2, its exact
 /// stderr, nothing written) and `version`. Returns the failures and the
 /// number of runs.
-fn cli_cases(runner: &Runner) -> (Vec<String>, usize) {
+pub(super) fn cli_cases(runner: &Runner) -> (Vec<String>, usize) {
     let mut failures = Vec::new();
     let mut runs = 0;
     let mut check = |what: String, ok: bool, detail: &dyn Fn() -> String| {
@@ -340,7 +340,7 @@ fn cli_cases(runner: &Runner) -> (Vec<String>, usize) {
 
 /// ELF facts from readelf: (machine, has an interpreter, NEEDED libraries,
 /// debug or symbol-table sections).
-fn elf(bin: &Path) -> (String, bool, Vec<String>, Vec<String>) {
+pub(super) fn elf(bin: &Path) -> (String, bool, Vec<String>, Vec<String>) {
     let h = run(plain("readelf").arg("-h").arg(bin), None);
     h.ok();
     let machine = h
@@ -623,7 +623,7 @@ fn the_x86_64_musl_binary_runs_the_offline_cli_cases_and_under_kubectl() {
     );
 }
 
-fn qemu() -> PathBuf {
+pub(super) fn qemu() -> PathBuf {
     tool("KFSCHED_QEMU_AARCH64", "qemu-aarch64")
 }
 
@@ -675,7 +675,7 @@ fn the_aarch64_musl_binary_runs_the_offline_cli_cases_under_qemu() {
 
 /// A tool of `scripts/release.sh --setup`, in `$KFSCHED_RELEASE_TOOLS`.
 #[track_caller]
-fn release_tool(name: &str) -> PathBuf {
+pub(super) fn release_tool(name: &str) -> PathBuf {
     let dir = std::env::var_os("KFSCHED_RELEASE_TOOLS")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -880,7 +880,11 @@ fn the_github_workflows_pass_actionlint_and_release_with_release_sh() {
     assert_eq!(matrix, template_targets(), "release.yml's matrix");
     for command in [
         "scripts/release.sh --setup --target \"$TARGET\"",
-        "scripts/release.sh --target \"$TARGET\" --out dist",
+        "scripts/release.sh --target \"$TARGET\" \"${wheel[@]}\" --out dist",
+        "scripts/release.sh --sdist --out dist",
+        "maturin build --profile dist --locked --target x86_64-pc-windows-msvc --out dist",
+        "python -m pip install dist/kfsched-*.tar.gz",
+        "uses: pypa/gh-action-pypi-publish@",
         "scripts/release.sh --no-build --all --out dist",
         "uses: rajatjindal/krew-release-bot@",
         "krew_template_file: krew-manifest.yaml",

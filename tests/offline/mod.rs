@@ -12,6 +12,7 @@ mod golden;
 mod help;
 mod init;
 mod krm_source;
+mod machine;
 mod messages;
 mod no_ops;
 mod pipeline_versions;

@@ -179,7 +179,12 @@ func build(wf string, s *spec, t *template) (*apiv1.Pod, bool, error) {
 	for k, v := range t.Metadata.Labels {
 		pod.Labels[k] = v
 	}
-	pod.Annotations = t.Metadata.Annotations
+	pod.Annotations = map[string]string{}
+	for k, v := range t.Metadata.Annotations {
+		pod.Annotations[k] = v
+	}
+	// Which template the pod is of, for callers that name pods as Argo does.
+	pod.Annotations["argo-pods/template"] = t.Name
 	pod.Spec.RestartPolicy = apiv1.RestartPolicyNever
 	pod.Spec.InitContainers = []apiv1.Container{{Name: "init", Image: executorImage}}
 	pod.Spec.Containers = append([]apiv1.Container{{Name: "wait", Image: executorImage}}, main...)

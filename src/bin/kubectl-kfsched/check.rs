@@ -11,6 +11,7 @@ use crate::cli::{Inputs, Output};
 use crate::connection::ConnectionArgs;
 use crate::exit::Exit;
 use crate::offline::{load_policy, print_diags, read_inputs};
+use crate::report::{self, Category, Level};
 use kfsched::check::{self, Nodes, Options};
 use kfsched::policy::Policy;
 
@@ -71,7 +72,7 @@ pub fn run(a: CheckArgs) -> Exit {
         Err(e) => {
             // A broken pipe while printing is not an error.
             if e.kind() != std::io::ErrorKind::BrokenPipe {
-                eprintln!("error: {e}");
+                report::error(Category::Input, e);
                 return Exit::Usage;
             }
             Exit::Ok
@@ -85,11 +86,15 @@ fn run_inner(a: CheckArgs) -> std::io::Result<Exit> {
     let stdin_nodes = a.nodes.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let paths = a.inputs.all();
     if a.nodes.is_some() && a.connection.any() {
-        eprintln!("warning: --nodes judges a snapshot: the connection flags are not used");
+        report::warning(
+            Category::Usage,
+            "--nodes judges a snapshot: the connection flags are not used",
+        );
     }
     if stdin_nodes && (a.krm || paths.is_empty() || paths.iter().any(|p| p.as_os_str() == "-")) {
-        eprintln!(
-            "error: --nodes - reads the snapshot from stdin: give the pipelines as file or directory paths"
+        report::error(
+            Category::Usage,
+            "--nodes - reads the snapshot from stdin: give the pipelines as file or directory paths",
         );
         return Ok(Exit::Usage);
     }
@@ -138,17 +143,20 @@ fn run_inner(a: CheckArgs) -> std::io::Result<Exit> {
         Ok(r) => r,
         Err(d) => {
             print_diags(&d);
-            eprintln!(
-                "error: nothing was checked ({} problem{} in {})",
-                d.len(),
-                if d.len() == 1 { "" } else { "s" },
-                read.given.describe()
+            report::error(
+                Category::Input,
+                format_args!(
+                    "nothing was checked ({} problem{} in {})",
+                    d.len(),
+                    if d.len() == 1 { "" } else { "s" },
+                    read.given.describe()
+                ),
             );
             return Ok(Exit::Usage);
         }
     };
     for w in &report.warnings {
-        eprintln!("warning: {w}");
+        report::warning(Category::Input, w);
     }
     let names: Vec<String> = read.inputs.iter().map(|i| i.file.clone()).collect();
     let no_ops = crate::notices::report(
@@ -157,7 +165,6 @@ fn run_inner(a: CheckArgs) -> std::io::Result<Exit> {
         &names,
         &read.given,
         a.strict,
-        &mut std::io::stderr().lock(),
     );
     let mut out = std::io::stdout().lock();
     match a.output {
@@ -170,7 +177,7 @@ fn run_inner(a: CheckArgs) -> std::io::Result<Exit> {
     }
     out.flush()?;
     if a.strict && no_ops > 0 {
-        crate::notices::strict_summary(no_ops, None, &mut std::io::stderr().lock());
+        crate::notices::strict_summary(no_ops, None);
         return Ok(Exit::Usage);
     }
     Ok(if report.ok() {
@@ -186,7 +193,10 @@ fn nodes(a: &CheckArgs, verbose: bool) -> Result<Nodes, Exit> {
         let (name, bytes) = if path.as_os_str() == "-" {
             let mut buf = Vec::new();
             if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
-                eprintln!("error: <stdin>: cannot read the node snapshot: {e}");
+                report::error(
+                    Category::Input,
+                    format_args!("<stdin>: cannot read the node snapshot: {e}"),
+                );
                 return Err(Exit::Usage);
             }
             ("<stdin>".to_string(), buf)
@@ -194,9 +204,9 @@ fn nodes(a: &CheckArgs, verbose: bool) -> Result<Nodes, Exit> {
             match std::fs::read(path) {
                 Ok(b) => (path.display().to_string(), b),
                 Err(e) => {
-                    eprintln!(
-                        "error: {}: cannot read the node snapshot: {e}",
-                        path.display()
+                    report::error(
+                        Category::Input,
+                        format_args!("{}: cannot read the node snapshot: {e}", path.display()),
                     );
                     return Err(Exit::Usage);
                 }
@@ -213,21 +223,28 @@ fn nodes(a: &CheckArgs, verbose: bool) -> Result<Nodes, Exit> {
 /// Lists the live cluster's nodes (and pods, with `--usage`).
 fn live(a: &CheckArgs, verbose: bool) -> Result<Nodes, Exit> {
     let copts = a.connection.clone().options().map_err(|e| {
-        eprintln!("error: {e}");
+        report::error(Category::Usage, e);
         Exit::Usage
     })?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| {
-            eprintln!("error: cannot start the async runtime: {e}");
+            report::error(
+                Category::Cluster,
+                format_args!("cannot start the async runtime: {e}"),
+            );
             Exit::Cluster
         })?;
     let usage = a.usage;
     let result = runtime.block_on(async {
         let clients = kfsched::node::client::connect(&copts).await?;
         if verbose {
-            eprintln!("connecting to {} ({})", clients.server, clients.source);
+            report::message(
+                Level::Info,
+                Category::Cluster,
+                format_args!("connecting to {} ({})", clients.server, clients.source),
+            );
         }
         let live = kfsched::node::check::fetch(&clients, usage).await?;
         Ok::<_, kfsched::node::Error>((clients.server.clone(), live))
@@ -248,8 +265,14 @@ fn live(a: &CheckArgs, verbose: bool) -> Result<Nodes, Exit> {
                 }
                 _ => "",
             };
-            eprintln!("error: {e}{offline}");
-            Err(crate::exit::of_node_error(&e))
+            let exit = crate::exit::of_node_error(&e);
+            let category = if exit == Exit::Cluster {
+                Category::Cluster
+            } else {
+                Category::Usage
+            };
+            report::error(category, format_args!("{e}{offline}"));
+            Err(exit)
         }
     }
 }
@@ -264,7 +287,7 @@ fn krm(nodes: Option<&Nodes>, policy: Option<&Policy>) -> std::io::Result<Exit> 
             out.write_all(o.output.as_bytes())?;
             out.flush()?;
             for e in &o.errors {
-                eprintln!("error: {e}");
+                report::error(Category::Input, e);
             }
             Ok(if o.failed {
                 Exit::Differences

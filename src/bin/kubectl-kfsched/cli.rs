@@ -245,6 +245,9 @@ pub struct ValidateArgs {
     /// Say which policy file was used and why
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
+    /// Output format (json and yaml: the file, the policy's name, its rule and pool names)
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    pub output: Output,
 }
 
 #[derive(Args, Debug)]
@@ -284,6 +287,9 @@ pub struct RewriteArgs {
     pub strict: StrictFlag,
     #[command(flatten)]
     pub verbose: VerboseFlag,
+    /// Report every file (changed or not, with its diff) as json or yaml on stdout, with --in-place, --check or --diff
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    pub output: Output,
 }
 
 #[derive(Args, Debug)]

@@ -8,6 +8,7 @@ use kfsched::admission::{self, Exactness, FailurePolicy};
 use crate::cli::{ExportAdmissionArgs, ExportOutput, FailurePolicyArg};
 use crate::exit::Exit;
 use crate::offline::{load_policy, print_diags, read_inputs};
+use crate::report::{self, Category, Level};
 
 type R = Result<Exit, Box<dyn std::error::Error>>;
 
@@ -39,48 +40,49 @@ pub fn admission(a: ExportAdmissionArgs) -> R {
         Ok(x) => x,
         Err(d) => {
             print_diags(&d);
-            eprintln!("error: nothing was exported");
+            report::error(Category::Input, "nothing was exported");
             return Ok(Exit::Usage);
         }
     };
-    let mut err = std::io::stderr().lock();
+    let note = |msg: std::fmt::Arguments| report::message(Level::Info, Category::Policy, msg);
     for r in &export.rules {
         let reaches = r.reaches.join(", ");
         match &r.exactness {
             Exactness::Exact => {
-                let _ = writeln!(err, "rule {:?}: exact ({reaches})", r.name);
+                note(format_args!("rule {:?}: exact ({reaches})", r.name));
             }
             Exactness::Approximate(why) if !r.exact_pipelines.is_empty() => {
-                let _ = writeln!(
-                    err,
+                note(format_args!(
                     "rule {:?}: exact for the tasks of {} ({reaches}); approximate for other pipelines: {}",
                     r.name,
                     r.exact_pipelines.join(", "),
                     why.join("; ")
-                );
+                ));
             }
             Exactness::Approximate(why) => {
-                let _ = writeln!(
-                    err,
+                note(format_args!(
                     "rule {:?}: approximate ({reaches}): {}",
                     r.name,
                     why.join("; ")
-                );
+                ));
             }
         }
     }
     for s in &export.skipped_rules {
-        let _ = writeln!(err, "rule {s:?}: left out (--skip-rule)");
+        note(format_args!("rule {s:?}: left out (--skip-rule)"));
     }
     for p in &export.pools {
         if let Some(why) = &p.left_out {
-            let _ = writeln!(err, "pool {:?}: not in the node policy: {why}", p.name);
+            note(format_args!(
+                "pool {:?}: not in the node policy: {why}",
+                p.name
+            ));
         }
     }
     if export.objects.is_empty() {
-        let _ = writeln!(
-            err,
-            "error: nothing to export: the policy has no rules to enforce and no pool with labels or taints"
+        report::error(
+            Category::Policy,
+            "nothing to export: the policy has no rules to enforce and no pool with labels or taints",
         );
         return Ok(Exit::Usage);
     }
@@ -97,17 +99,18 @@ pub fn admission(a: ExportAdmissionArgs) -> R {
         .max()
         .unwrap_or(0);
     if biggest > 256 * 1024 {
-        let _ = writeln!(
-            err,
+        note(format_args!(
             "note: an admission policy is {} KiB, more than kubectl apply's client-side record holds (256 KiB): apply it with `kubectl apply --server-side -f -`",
             biggest / 1024
-        );
+        ));
     }
     if biggest > 1_500_000 {
-        let _ = writeln!(
-            err,
-            "error: an admission policy is {} KiB, more than the API server stores (1.5 MiB): split the policy, or leave rules out with --skip-rule",
-            biggest / 1024
+        report::error(
+            Category::Policy,
+            format_args!(
+                "an admission policy is {} KiB, more than the API server stores (1.5 MiB): split the policy, or leave rules out with --skip-rule",
+                biggest / 1024
+            ),
         );
         return Ok(Exit::Usage);
     }

@@ -13,6 +13,7 @@ use kfsched::rewrite;
 use crate::cli::InitArgs;
 use crate::exit::Exit;
 use crate::offline::{print_diags, read_inputs};
+use crate::report::{self, Category, Level};
 
 type R = Result<Exit, Box<dyn std::error::Error>>;
 
@@ -23,9 +24,12 @@ pub fn run(a: InitArgs) -> R {
         .unwrap_or_else(|| PathBuf::from(POLICY_FILE));
     let to_stdout = dest.as_os_str() == "-";
     if !to_stdout && std::fs::symlink_metadata(&dest).is_ok() {
-        eprintln!(
-            "error: {} exists already; nothing was written (init never overwrites: edit that file, remove it, or write elsewhere with -p FILE)",
-            dest.display()
+        report::error(
+            Category::Usage,
+            format_args!(
+                "{} exists already; nothing was written (init never overwrites: edit that file, remove it, or write elsewhere with -p FILE)",
+                dest.display()
+            ),
         );
         return Ok(Exit::Usage);
     }
@@ -56,17 +60,17 @@ pub fn run(a: InitArgs) -> R {
             Err(d) => skipped.extend(d),
         }
     }
-    let mut err = std::io::stderr().lock();
     for d in &skipped {
-        let _ = writeln!(err, "warning: {d} (left out of the starter policy)");
+        report::warning(
+            Category::Input,
+            format_args!("{d} (left out of the starter policy)"),
+        );
     }
     for o in &outcomes {
-        for w in &o.warnings {
-            let _ = writeln!(err, "warning: {w}");
-        }
+        report::diags(Level::Warning, Category::Input, &o.warnings);
     }
     let names: Vec<String> = read.inputs.iter().map(|i| i.file.clone()).collect();
-    crate::notices::report(None, &outcomes, &names, &read.given, false, &mut err);
+    crate::notices::report(None, &outcomes, &names, &read.given, false);
     let given = read.given.describe();
     let text = kfsched::starter::policy(&outcomes, &given);
     if to_stdout {
@@ -88,29 +92,38 @@ pub fn run(a: InitArgs) -> R {
         return Ok(Exit::Usage);
     }
     let n = kfsched::starter::components(&outcomes);
-    let _ = writeln!(
-        err,
-        "wrote {}: a starter policy with one node pool and one example rule, listing the {n} component{} of {given}; it changes nothing until you edit it (the file's header says how)",
-        dest.display(),
-        if n == 1 { "" } else { "s" },
+    report::message(
+        Level::Info,
+        Category::Policy,
+        format_args!(
+            "wrote {}: a starter policy with one node pool and one example rule, listing the {n} component{} of {given}; it changes nothing until you edit it (the file's header says how)",
+            dest.display(),
+            if n == 1 { "" } else { "s" },
+        ),
     );
     // Where the other commands look, from here: if not at this file, say so.
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     match discover::find_policy(None, std::env::var_os("KFSCHED_POLICY"), &cwd) {
         Ok((found, _)) if same_file(&found, &dest) => {}
         Ok((found, origin)) => {
-            let _ = writeln!(
-                err,
-                "note: the other commands read {} here ({origin}); pass them -p {}",
-                found.display(),
-                dest.display()
+            report::message(
+                Level::Info,
+                Category::Policy,
+                format_args!(
+                    "note: the other commands read {} here ({origin}); pass them -p {}",
+                    found.display(),
+                    dest.display()
+                ),
             );
         }
         Err(_) => {
-            let _ = writeln!(
-                err,
-                "note: the other commands find no policy here; pass them -p {}",
-                dest.display()
+            report::message(
+                Level::Info,
+                Category::Policy,
+                format_args!(
+                    "note: the other commands find no policy here; pass them -p {}",
+                    dest.display()
+                ),
             );
         }
     }

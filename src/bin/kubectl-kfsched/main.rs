@@ -13,12 +13,14 @@ mod init;
 mod node;
 mod notices;
 mod offline;
+mod report;
 
 use std::io::Write;
 
 use clap::{CommandFactory, Parser};
 
 use crate::exit::Exit;
+use crate::report::Category;
 use cli::{Cli, Command};
 
 fn main() {
@@ -30,7 +32,7 @@ fn main() {
             {
                 0
             } else {
-                eprintln!("error: {e:#}");
+                report::error(Category::Input, format_args!("{e:#}"));
                 Exit::Usage.code()
             }
         }
@@ -39,6 +41,10 @@ fn main() {
 }
 
 fn run() -> Result<Exit, Box<dyn std::error::Error>> {
+    if let Err(msg) = report::init() {
+        report::error(Category::Usage, msg);
+        return Ok(Exit::Usage);
+    }
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // Cobra's completion protocol: `kubectl_complete-kfsched` (or a link of
     // this binary by that name) and the completion scripts call it.
@@ -63,7 +69,15 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
         Ok(c) => c,
         Err(e) => {
             let usage = e.use_stderr();
-            if let Some(message) = habits::explain(&e, &args) {
+            let text = habits::explain(&e, &args);
+            if usage && report::json() {
+                let text = text.unwrap_or_else(|| e.render().to_string());
+                let text = text.trim_end();
+                report::error(
+                    Category::Usage,
+                    text.strip_prefix("error: ").unwrap_or(text),
+                );
+            } else if let Some(message) = text {
                 eprint!("{message}");
             } else {
                 e.print()?;
@@ -80,7 +94,7 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
         return Ok(Exit::Usage);
     };
     if let Err(message) = hand_on(cli.policy, cli.verbose, &mut command) {
-        eprintln!("error: {message}");
+        report::error(Category::Usage, message);
         return Ok(Exit::Usage);
     }
     match command {
@@ -89,14 +103,17 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
         Command::Explain(a) => offline::explain(a),
         Command::Validate(a) => match (a.file, a.policy.policy) {
             (Some(f), Some(p)) if f != p => {
-                eprintln!(
-                    "error: two policies: {} and -p {}; give one",
-                    f.display(),
-                    p.display()
+                report::error(
+                    Category::Usage,
+                    format_args!(
+                        "two policies: {} and -p {}; give one",
+                        f.display(),
+                        p.display()
+                    ),
                 );
                 Ok(Exit::Usage)
             }
-            (f, p) => offline::validate(f.or(p), a.verbose),
+            (f, p) => offline::validate(f.or(p), a.verbose, a.output),
         },
         Command::Init(a) => init::run(a),
         Command::Schema => {

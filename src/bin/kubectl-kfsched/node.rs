@@ -538,7 +538,9 @@ fn load_policy(
         }
         Exit::Usage
     })?;
-    crate::offline::print_policy_warnings(&policy, err);
+    for d in &policy.warnings {
+        let _ = writeln!(err, "warning: {d}");
+    }
     for w in pools::warnings(&policy) {
         let _ = writeln!(err, "warning: {w}");
     }

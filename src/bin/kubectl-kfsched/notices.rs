@@ -6,12 +6,13 @@
 //! pipelines/").
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::PathBuf;
 
 use kfsched::discover::Source;
 use kfsched::outcome::{self, FileOutcome};
 use kfsched::policy::Policy;
+
+use crate::report::{self, Category, Level};
 
 /// What the user passed, and which of it each input came from.
 #[derive(Clone, Debug, Default)]
@@ -83,13 +84,12 @@ pub fn report(
     names: &[String],
     given: &Given,
     strict: bool,
-    err: &mut dyn Write,
 ) -> usize {
-    let level = if strict { "error" } else { "warning" };
+    let level = if strict { Level::Error } else { Level::Warning };
     let mut n = 0;
     if let Some(p) = policy {
         for d in outcome::unmatched_rules(p, outcomes) {
-            let _ = writeln!(err, "{level}: {d}");
+            report::diag(level, Category::Policy, &d);
             n += 1;
         }
     }
@@ -107,7 +107,7 @@ pub fn report(
             continue;
         }
         if let Some(d) = outcome::empty_input(&given.name(arg), mine, given.is_dir(arg)) {
-            let _ = writeln!(err, "{level}: {d}");
+            report::diag(level, Category::Input, &d);
             n += 1;
         }
     }
@@ -117,10 +117,13 @@ pub fn report(
 /// The last line under `--strict` when something did nothing: what the
 /// command did not do (`nothing was written`), or `None` for the commands
 /// that print their report all the same.
-pub fn strict_summary(n: usize, outcome: Option<&str>, err: &mut dyn Write) {
+pub fn strict_summary(n: usize, outcome: Option<&str>) {
     let problems = format!("{n} problem{} above", if n == 1 { "" } else { "s" });
-    let _ = match outcome {
-        Some(what) => writeln!(err, "error: {what} (--strict: {problems})"),
-        None => writeln!(err, "error: --strict: {problems}"),
-    };
+    match outcome {
+        Some(what) => report::error(
+            Category::Input,
+            format_args!("{what} (--strict: {problems})"),
+        ),
+        None => report::error(Category::Input, format_args!("--strict: {problems}")),
+    }
 }

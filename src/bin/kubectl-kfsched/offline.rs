@@ -7,6 +7,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::exit::Exit;
+use crate::report::{self, Category, Level};
 use kfsched::diag::Diagnostic;
 use kfsched::discover::{self, Source};
 use kfsched::policy::Policy;
@@ -17,18 +18,19 @@ use crate::notices::{self, Given};
 
 type R = Result<Exit, Box<dyn std::error::Error>>;
 
+/// Errors in the inputs (pipelines, snapshots, ResourceLists).
 pub(crate) fn print_diags(diags: &[Diagnostic]) {
-    let mut err = std::io::stderr().lock();
-    for d in diags {
-        let _ = writeln!(err, "error: {d}");
-    }
+    report::diags(Level::Error, Category::Input, diags);
+}
+
+/// Errors in the policy file.
+pub(crate) fn print_policy_diags(diags: &[Diagnostic]) {
+    report::diags(Level::Error, Category::Policy, diags);
 }
 
 /// The API server's warnings about the policy's content.
-pub fn print_policy_warnings(policy: &Policy, err: &mut dyn Write) {
-    for d in &policy.warnings {
-        let _ = writeln!(err, "warning: {d}");
-    }
+pub fn print_policy_warnings(policy: &Policy) {
+    report::diags(Level::Warning, Category::Policy, &policy.warnings);
 }
 
 /// Finds and loads the policy, printing every problem and warning; with
@@ -53,18 +55,22 @@ fn find_policy_or_none(
         Ok(p) => p,
         Err(_) if optional => return Ok(None),
         Err(msg) => {
-            eprintln!("error: {msg}");
+            report::error(Category::Policy, msg);
             return Err(Exit::Usage);
         }
     };
     if verbose {
-        eprintln!("policy: {} ({origin})", path.display());
+        report::message(
+            Level::Info,
+            Category::Policy,
+            format_args!("policy: {} ({origin})", path.display()),
+        );
     }
     let policy = Policy::load(&path).map_err(|e| {
-        print_diags(&e.0);
+        print_policy_diags(&e.0);
         Exit::Usage
     })?;
-    print_policy_warnings(&policy, &mut std::io::stderr().lock());
+    print_policy_warnings(&policy);
     Ok(Some(policy))
 }
 
@@ -87,8 +93,9 @@ pub(crate) fn read_inputs(paths: &[PathBuf]) -> Result<Loaded, Exit> {
         // No input named: stdin, unless it is a terminal, where reading
         // would wait silently for the user to notice (`-` still reads it).
         if std::io::stdin().is_terminal() {
-            eprintln!(
-                "error: no input: give pipeline files or directories (or -f PATH), or pipe YAML into stdin; `-` reads the terminal"
+            report::error(
+                Category::Usage,
+                "no input: give pipeline files or directories (or -f PATH), or pipe YAML into stdin; `-` reads the terminal",
             );
             return Err(Exit::Usage);
         }
@@ -183,20 +190,20 @@ fn run_all(inputs: &[Input], policy: &Policy, o: &RunOpts) -> Result<Vec<FileOut
         print_diags(&errors);
     }
     if !errors.is_empty() && !o.details {
-        eprintln!(
-            "error: {} ({} problem{} in {})",
-            o.undone,
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" },
-            o.given
+        report::error(
+            Category::Input,
+            format_args!(
+                "{} ({} problem{} in {})",
+                o.undone,
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" },
+                o.given
+            ),
         );
         return Err(Exit::Usage);
     }
-    let mut err = std::io::stderr().lock();
     for out in &outcomes {
-        for w in &out.warnings {
-            let _ = writeln!(err, "warning: {w}");
-        }
+        report::diags(Level::Warning, Category::Input, &out.warnings);
         if o.verbose && !out.is_pipeline() {
             let why = out
                 .docs
@@ -204,16 +211,19 @@ fn run_all(inputs: &[Input], policy: &Policy, o: &RunOpts) -> Result<Vec<FileOut
                 .filter_map(|d| d.skipped_because.clone())
                 .next()
                 .unwrap_or_else(|| "no pipeline".into());
-            let _ = writeln!(err, "skipped: {}: {why}", out.file);
+            report::message(
+                Level::Info,
+                Category::Input,
+                format_args!("skipped: {}: {why}", out.file),
+            );
         } else if o.verbose {
             // Documents skipped inside a file that has pipelines.
             for d in &out.docs {
                 if let Some(why) = &d.skipped_because {
-                    let _ = writeln!(
-                        err,
-                        "skipped: {}: document {}: {why}",
-                        out.file,
-                        d.index + 1
+                    report::message(
+                        Level::Info,
+                        Category::Input,
+                        format_args!("skipped: {}: document {}: {why}", out.file, d.index + 1),
                     );
                 }
             }
@@ -236,14 +246,7 @@ fn write_output(o: &FileOutcome, input: &[u8], out: &mut dyn Write) -> std::io::
 /// The mistakes that do nothing, as warnings (errors under `strict`).
 /// Returns how many there were under `strict`, else 0.
 fn no_ops(policy: Option<&Policy>, outcomes: &[FileOutcome], read: &Loaded, strict: bool) -> usize {
-    let n = notices::report(
-        policy,
-        outcomes,
-        &read.names(),
-        &read.given,
-        strict,
-        &mut std::io::stderr().lock(),
-    );
+    let n = notices::report(policy, outcomes, &read.names(), &read.given, strict);
     if strict { n } else { 0 }
 }
 
@@ -269,18 +272,34 @@ pub fn rewrite(a: RewriteArgs) -> R {
         sources, inputs, ..
     } = &read;
     if a.in_place && sources.contains(&Source::Stdin) {
-        eprintln!("error: --in-place cannot write back to stdin; give file or directory paths");
+        report::error(
+            Category::Usage,
+            "--in-place cannot write back to stdin; give file or directory paths",
+        );
         return Ok(Exit::Usage);
     }
     if a.in_place && a.check {
-        eprintln!("error: --in-place and --check exclude each other: --check writes nothing");
+        report::error(
+            Category::Usage,
+            "--in-place and --check exclude each other: --check writes nothing",
+        );
         return Ok(Exit::Usage);
     }
     let to_stdout = !a.in_place && !a.check && !a.diff;
     let given = read.given.describe();
+    if to_stdout && a.output != Output::Text {
+        report::error(
+            Category::Usage,
+            "-o reports what --in-place, --check or --diff did; add one of them (without them the rewritten file itself is the output)",
+        );
+        return Ok(Exit::Usage);
+    }
     if to_stdout && inputs.len() != 1 {
-        eprintln!(
-            "error: {given}, and without -i/--in-place, --check or --diff only one input can be written (to stdout)"
+        report::error(
+            Category::Usage,
+            format_args!(
+                "{given}, and without -i/--in-place, --check or --diff only one input can be written (to stdout)"
+            ),
         );
         return Ok(Exit::Usage);
     }
@@ -302,7 +321,7 @@ pub fn rewrite(a: RewriteArgs) -> R {
     };
     let strict = no_ops(Some(&policy), &outcomes, &read, a.strict.strict);
     if strict > 0 {
-        notices::strict_summary(strict, Some(undone), &mut std::io::stderr().lock());
+        notices::strict_summary(strict, Some(undone));
         return Ok(Exit::Usage);
     }
     let mut stdout = std::io::stdout().lock();
@@ -313,19 +332,30 @@ pub fn rewrite(a: RewriteArgs) -> R {
         std::mem::forget(read);
         return Ok(Exit::Ok);
     }
-    let color = use_color(a.color);
+    // -o json|yaml: one report of every file on stdout instead of the diffs.
+    let report_files = a.output != Output::Text;
+    let color = use_color(a.color) && !report_files;
     let mut changed = 0usize;
+    let mut files = Vec::new();
     for (o, input) in outcomes.iter().zip(inputs) {
         let Some(text) = o.text(&input.bytes) else {
+            files.push(serde_json::json!({"file": o.file, "changed": false, "diff": null}));
             continue;
         };
         changed += 1;
-        if a.diff {
+        if report_files {
+            let old = String::from_utf8_lossy(&input.bytes);
+            let diff = kfsched::diff::unified(&old, &text, &o.file, false);
+            files.push(serde_json::json!({"file": o.file, "changed": true, "diff": diff}));
+        } else if a.diff {
             let old = String::from_utf8_lossy(&input.bytes);
             stdout.write_all(kfsched::diff::unified(&old, &text, &o.file, color).as_bytes())?;
-        }
-        if a.check && !a.diff {
-            eprintln!("would rewrite {}", o.file);
+        } else if a.check {
+            report::message(
+                Level::Info,
+                Category::Input,
+                format_args!("would rewrite {}", o.file),
+            );
         }
     }
     if a.in_place {
@@ -334,9 +364,12 @@ pub fn rewrite(a: RewriteArgs) -> R {
             if let (Some(_), Source::File(p)) = (&o.output, src) {
                 if let Ok(m) = std::fs::metadata(p) {
                     if m.permissions().readonly() {
-                        eprintln!(
-                            "error: {}: the file is read-only; nothing was written (make it writable or leave out --in-place)",
-                            o.file
+                        report::error(
+                            Category::Input,
+                            format_args!(
+                                "{}: the file is read-only; nothing was written (make it writable or leave out --in-place)",
+                                o.file
+                            ),
                         );
                         return Ok(Exit::Usage);
                     }
@@ -346,16 +379,34 @@ pub fn rewrite(a: RewriteArgs) -> R {
         for ((o, src), input) in outcomes.iter().zip(sources).zip(inputs) {
             if let (Some(patch), Source::File(p)) = (&o.output, src) {
                 if let Err(e) = discover::write_atomic_with(p, |w| patch.write(&input.bytes, w)) {
-                    eprintln!("error: {}: cannot write: {e}", o.file);
+                    report::error(
+                        Category::Input,
+                        format_args!("{}: cannot write: {e}", o.file),
+                    );
                     return Ok(Exit::Usage);
                 }
                 if verbose {
-                    eprintln!("rewrote {}", o.file);
+                    report::message(
+                        Level::Info,
+                        Category::Input,
+                        format_args!("rewrote {}", o.file),
+                    );
                 }
             }
         }
         if !a.quiet {
-            eprintln!("{}", summary(changed, outcomes.len() - changed));
+            report::message(
+                Level::Info,
+                Category::Input,
+                summary(changed, outcomes.len() - changed),
+            );
+        }
+    }
+    if report_files {
+        let j = serde_json::json!({ "files": files });
+        match a.output {
+            Output::Yaml => stdout.write_all(kfsched::explain::yaml(&j).as_bytes())?,
+            _ => writeln!(stdout, "{}", serde_json::to_string_pretty(&j)?)?,
         }
     }
     stdout.flush()?;
@@ -400,11 +451,7 @@ pub fn diff(a: DiffArgs) -> R {
     };
     let strict = no_ops(Some(&policy), &outcomes, &read, a.strict.strict);
     if strict > 0 {
-        notices::strict_summary(
-            strict,
-            Some("no diff was made"),
-            &mut std::io::stderr().lock(),
-        );
+        notices::strict_summary(strict, Some("no diff was made"));
         return Ok(Exit::Usage);
     }
     let color = use_color(a.color);
@@ -431,14 +478,17 @@ pub fn explain(a: ExplainArgs) -> R {
     let mut policy = match policy {
         Some(p) => p,
         None if !a.rules.is_empty() => {
-            eprintln!(
-                "error: --rule needs a policy: pass -p/--policy FILE, set $KFSCHED_POLICY, or put a .kfsched.yaml here or above"
+            report::error(
+                Category::Usage,
+                "--rule needs a policy: pass -p/--policy FILE, set $KFSCHED_POLICY, or put a .kfsched.yaml here or above",
             );
             return Ok(Exit::Usage);
         }
         None => {
-            eprintln!(
-                "note: no policy (no -p, $KFSCHED_POLICY or .kfsched.yaml here or above): listing every component with the names a rule can match; `kubectl kfsched init` writes a starter policy from them"
+            report::message(
+                Level::Info,
+                Category::Policy,
+                "note: no policy (no -p, $KFSCHED_POLICY or .kfsched.yaml here or above): listing every component with the names a rule can match; `kubectl kfsched init` writes a starter policy from them",
             );
             Policy::empty("")
         }
@@ -450,15 +500,18 @@ pub fn explain(a: ExplainArgs) -> R {
                     kfsched::suggest::nearest(want, policy.rules.iter().map(|r| r.name.as_str()))
                         .map(|n| format!("; did you mean {n:?}?"))
                         .unwrap_or_default();
-                eprintln!(
-                    "error: --rule {want:?}: {} has no rule of that name{hint} (its rules: {})",
-                    policy.file,
-                    policy
-                        .rules
-                        .iter()
-                        .map(|r| r.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                report::error(
+                    Category::Usage,
+                    format_args!(
+                        "--rule {want:?}: {} has no rule of that name{hint} (its rules: {})",
+                        policy.file,
+                        policy
+                            .rules
+                            .iter()
+                            .map(|r| r.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 );
                 return Ok(Exit::Usage);
             }
@@ -510,7 +563,7 @@ pub fn explain(a: ExplainArgs) -> R {
     }
     stdout.flush()?;
     if strict > 0 {
-        notices::strict_summary(strict, None, &mut std::io::stderr().lock());
+        notices::strict_summary(strict, None);
     }
     Ok(if failed || strict > 0 {
         Exit::Usage
@@ -519,13 +572,26 @@ pub fn explain(a: ExplainArgs) -> R {
     })
 }
 
-pub fn validate(policy: Option<PathBuf>, verbose: bool) -> R {
+pub fn validate(policy: Option<PathBuf>, verbose: bool, output: Output) -> R {
     let p = match load_policy(policy, verbose) {
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
-    for d in &p.advice {
-        eprintln!("warning: {d}");
+    report::diags(Level::Warning, Category::Policy, &p.advice);
+    if output != Output::Text {
+        let j = serde_json::json!({
+            "file": p.file,
+            "name": p.name,
+            "rules": p.rules.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            "pools": p.pools.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        });
+        let mut stdout = std::io::stdout().lock();
+        match output {
+            Output::Yaml => stdout.write_all(kfsched::explain::yaml(&j).as_bytes())?,
+            _ => writeln!(stdout, "{}", serde_json::to_string_pretty(&j)?)?,
+        }
+        stdout.flush()?;
+        return Ok(Exit::Ok);
     }
     println!(
         "{}: valid SchedulingPolicy {:?}: {} rule{}, {} node pool{}",
@@ -557,8 +623,9 @@ pub fn krm_entry(args: &[OsString]) -> Result<Option<Exit>, Box<dyn std::error::
         .unwrap_or_default();
     if argv0 == "SchedulingPolicy" {
         let Some(config) = args.get(1) else {
-            eprintln!(
-                "error: the kustomize exec plugin needs the plugin config file as its argument"
+            report::error(
+                Category::Usage,
+                "the kustomize exec plugin needs the plugin config file as its argument",
             );
             return Ok(Some(Exit::Usage));
         };
@@ -570,8 +637,9 @@ pub fn krm_entry(args: &[OsString]) -> Result<Option<Exit>, Box<dyn std::error::
         if kfsched::krm::is_resource_list(&String::from_utf8_lossy(&buf)) {
             return krm_run(&buf, None, &[], &Versions::default(), false).map(Some);
         }
-        eprintln!(
-            "error: no command given (stdin is not a KRM ResourceList); run `kubectl kfsched --help`"
+        report::error(
+            Category::Usage,
+            "no command given (stdin is not a KRM ResourceList); run `kubectl kfsched --help`",
         );
         return Ok(Some(Exit::Usage));
     }
@@ -584,11 +652,11 @@ fn legacy_plugin(config: &Path, versions: &Versions) -> R {
     let policy = match Policy::load(config) {
         Ok(p) => p,
         Err(e) => {
-            print_diags(&e.0);
+            print_policy_diags(&e.0);
             return Ok(Exit::Usage);
         }
     };
-    print_policy_warnings(&policy, &mut std::io::stderr().lock());
+    print_policy_warnings(&policy);
     let mut buf = Vec::new();
     std::io::stdin().read_to_end(&mut buf)?;
     let input = [Input {
@@ -633,10 +701,11 @@ fn krm_run(
             stdout.flush()?;
             if o.failed {
                 for e in &o.errors {
-                    eprintln!("error: {e}");
+                    report::error(Category::Input, e);
                 }
-                eprintln!(
-                    "error: the function wrote error results into the ResourceList; nothing was rewritten"
+                report::error(
+                    Category::Input,
+                    "the function wrote error results into the ResourceList; nothing was rewritten",
                 );
                 Ok(Exit::Differences)
             } else {
@@ -716,7 +785,7 @@ pub fn krm(a: FnArgs) -> R {
         Some(p) => match Policy::load(&p) {
             Ok(p) => Some(p),
             Err(e) => {
-                print_diags(&e.0);
+                print_policy_diags(&e.0);
                 return Ok(Exit::Usage);
             }
         },

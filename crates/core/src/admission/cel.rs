@@ -226,6 +226,20 @@ pub fn pod_affinity_term() -> Shape {
     ])
 }
 
+/// core/v1 TopologySpreadConstraint.
+pub fn topology_spread_constraint() -> Shape {
+    Shape::Object(vec![
+        ("maxSkew", Shape::Scalar),
+        ("topologyKey", Shape::Scalar),
+        ("whenUnsatisfiable", Shape::Scalar),
+        ("labelSelector", label_selector()),
+        ("minDomains", Shape::Scalar),
+        ("nodeAffinityPolicy", Shape::Scalar),
+        ("nodeTaintsPolicy", Shape::Scalar),
+        ("matchLabelKeys", Shape::List(Box::new(Shape::Scalar))),
+    ])
+}
+
 /// core/v1 WeightedPodAffinityTerm.
 pub fn weighted_pod_affinity_term() -> Shape {
     Shape::Object(vec![

@@ -477,6 +477,95 @@ fn map_ops(path: &str, cel_path: &str, pairs: &[(String, String)], replace: bool
     )]
 }
 
+/// `priorityClassName`, `schedulerName`, `runtimeClassName`: set to the
+/// rule's value. A new priority class also drops the `priority` (and
+/// `preemptionPolicy`) the Priority admission plugin computed from the old
+/// one: the plugin runs again once a policy changed the pod, computes them
+/// from the new class, and would refuse a pod whose priority disagrees.
+fn name_ops(rule: &Rule) -> Vec<String> {
+    let mut out = Vec::new();
+    for (field, value) in [
+        ("priorityClassName", &rule.priority_class_name),
+        ("schedulerName", &rule.scheduler_name),
+        ("runtimeClassName", &rule.runtime_class_name),
+    ] {
+        let Some(v) = value else { continue };
+        let extra = if field == "priorityClassName" {
+            " +\n   (has(object.spec.priority) ? [JSONPatch{op: 'remove', path: '/spec/priority'}] : []) +\n   (has(object.spec.preemptionPolicy) ? [JSONPatch{op: 'remove', path: '/spec/preemptionPolicy'}] : [])"
+        } else {
+            ""
+        };
+        out.push(format!(
+            "object.spec.?{field}.orValue('') == {} ? [] :\n  [{}]{extra}",
+            lit(v),
+            add(&format!("/spec/{field}"), &Value::Str(v.clone()))
+        ));
+    }
+    out
+}
+
+/// Topology spread constraints: each appended unless the pod has one with
+/// its topologyKey and whenUnsatisfiable; under `strategy: replace` the
+/// list becomes the rule's unless it already is.
+fn spread_ops(rule: &Rule) -> Vec<String> {
+    let items: Vec<Json> = rule
+        .topology_spread_constraints
+        .iter()
+        .map(crate::scheduling::ser)
+        .collect();
+    if items.is_empty() {
+        return Vec::new();
+    }
+    const TYPE: &str = "Object.spec.topologySpreadConstraints";
+    let current = "object.spec.?topologySpreadConstraints.orValue([])";
+    if rule.strategy == Strategy::Replace && rule.names_topology_spread {
+        let mut ops = vec![add("/spec/topologySpreadConstraints", &Value::EmptyList)];
+        for j in &items {
+            ops.push(add(
+                "/spec/topologySpreadConstraints/-",
+                &Value::Object(cel::object(TYPE, j)),
+            ));
+        }
+        return vec![format!(
+            "{} ? [] :\n  [{}]",
+            cel::equals(
+                current,
+                &Json::Array(items),
+                &cel::Shape::List(Box::new(cel::topology_spread_constraint()))
+            ),
+            ops.join(",\n   ")
+        )];
+    }
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut out = vec![format!(
+        "(has(object.spec.topologySpreadConstraints) ? [] : [{}])",
+        add("/spec/topologySpreadConstraints", &Value::EmptyList)
+    )];
+    for j in &items {
+        let key = (
+            j["topologyKey"].as_str().unwrap_or_default().to_string(),
+            j["whenUnsatisfiable"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        );
+        if seen.contains(&key) {
+            continue;
+        }
+        out.push(format!(
+            "({current}.exists(x, x.topologyKey == {} && x.whenUnsatisfiable == {}) ? [] :\n   [{}])",
+            lit(&key.0),
+            lit(&key.1),
+            add(
+                "/spec/topologySpreadConstraints/-",
+                &Value::Object(cel::object(TYPE, j))
+            )
+        ));
+        seen.push(key);
+    }
+    vec![out.join(" +\n  ")]
+}
+
 /// The mutation of one rule: its tolerations, node selector, labels,
 /// annotations and affinity, each computed on the pod as the rules before
 /// it left it (one mutation per rule: each mutation costs the API server a
@@ -504,6 +593,8 @@ pub(super) fn rule_mutations(rule: &Rule) -> Vec<String> {
         &rule.pod_annotations,
         false,
     ));
+    first.extend(name_ops(rule));
+    first.extend(spread_ops(rule));
     first.extend(terms::affinity_ops(rule));
     if first.is_empty() {
         return Vec::new();
