@@ -6,6 +6,8 @@
 #
 #   bench/rewrite.sh              # RUNS=10 by default
 #   RUNS=20 bench/rewrite.sh
+#   BENCH=formats bench/rewrite.sh  # only every format against the parser's floor (time and
+#                                   # peak RSS against the floor's + 2x the input)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -13,21 +15,25 @@ cache=$root/.cache
 export GOWORK=off GOTOOLCHAIN=local
 
 cargo build --release -q --bin kubectl-kfsched --example parse-floor
-# The SDK venvs (kfp 2.17.3, kfp 1.8.22) that compile the fixtures.
-if [ ! -x "$cache/fixtures-kfp-v2/bin/python" ] || [ ! -x "$cache/fixtures-kfp-v1/bin/python" ]; then
+# The SDK venvs (kfp 2.17.3, kfp 1.8.22) that compile the fixtures (BENCH=formats needs only
+# kfp 2.17.3's, for the ~10 MB KFP v2 file).
+if [ ! -x "$cache/fixtures-kfp-v2/bin/python" ] ||
+  { [ "${BENCH:-}" != formats ] && [ ! -x "$cache/fixtures-kfp-v1/bin/python" ]; }; then
   scripts/compile-fixtures.sh --check >/dev/null
 fi
-# A venv with PyYAML (the version the SDKs use) and ruamel.yaml.
 bench_venv=$cache/bench-venv
-if [ ! -x "$bench_venv/bin/python" ]; then
-  python3 -m venv "$bench_venv"
-  "$bench_venv/bin/pip" install -q PyYAML==6.0.4 ruamel.yaml==0.19.1
-fi
-scripts/build-tools.sh yq >/dev/null
-# kubectl (for `kubectl kustomize`) at the Kubernetes pin, unless $KUBECTL names another.
-if [ -z "${KUBECTL:-}" ]; then
-  export KUBECTL=${KFSCHED_KUBECTL:-$root/.cache/kube-bin/kubectl}
-  [ -x "$KUBECTL" ] || scripts/build-control-plane.sh kubectl >/dev/null
+if [ "${BENCH:-}" != formats ]; then
+  # A venv with PyYAML (the version the SDKs use) and ruamel.yaml.
+  if [ ! -x "$bench_venv/bin/python" ]; then
+    python3 -m venv "$bench_venv"
+    "$bench_venv/bin/pip" install -q PyYAML==6.0.4 ruamel.yaml==0.19.1
+  fi
+  scripts/build-tools.sh yq >/dev/null
+  # kubectl (for `kubectl kustomize`) at the Kubernetes pin, unless $KUBECTL names another.
+  if [ -z "${KUBECTL:-}" ]; then
+    export KUBECTL=${KFSCHED_KUBECTL:-$root/.cache/kube-bin/kubectl}
+    [ -x "$KUBECTL" ] || scripts/build-control-plane.sh kubectl >/dev/null
+  fi
 fi
 big=$cache/bench/big-v2.yaml
 if [ ! -f "$big" ]; then

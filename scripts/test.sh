@@ -11,7 +11,11 @@
 #      tests/integrations/release.rs runs (the aarch64 one under qemu) and installs
 #      through krew, and wheels.rs, precommit.rs and python_api.rs install with pip;
 #   5. the control plane started on loopback for this run, stopped afterwards;
-#   6. cargo test with --include-ignored, so the tests that need 2 to 5 run.
+#   6. cargo test with --include-ignored, so the tests that need 2 to 5 run;
+#   7. every fuzz target for KFSCHED_FUZZ_SECONDS (60) on the seed corpus and the
+#      kept regressions (scripts/fuzz.sh, with the control plane stopped): a
+#      crash fails the run and its input is kept under fuzz/regressions/
+#      (KFSCHED_FUZZ_SECONDS=0 leaves fuzzing out, for a quick local run).
 # Versions come from versions.env. Builds are cached by version stamps under
 # .cache/: a cold run builds everything (see scripts/README.md for measured
 # times), a warm one skips it.
@@ -50,4 +54,14 @@ eval "$(scripts/cluster.sh env)"
 
 step "tests"
 cargo test --all-targets -- --include-ignored "$@"
+
+# The fuzzers have both cores to themselves: the control plane is not needed any more.
+scripts/cluster.sh stop
+trap - EXIT
+step "fuzzing"
+if [ "${KFSCHED_FUZZ_SECONDS:-60}" = 0 ]; then
+  echo "left out (KFSCHED_FUZZ_SECONDS=0)"
+else
+  scripts/fuzz.sh
+fi
 step "done"

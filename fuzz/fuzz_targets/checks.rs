@@ -127,7 +127,9 @@ pub fn rewrite(data: &[u8]) {
             return;
         }
     };
-    let Some(out) = outcome.output else { return };
+    let Some(out) = outcome.text(input) else {
+        return;
+    };
     let text = std::str::from_utf8(input).expect("accepted input is UTF-8");
     if Tree::parse(text).is_ok() {
         match Tree::parse(&out) {
@@ -151,7 +153,7 @@ pub fn rewrite(data: &[u8]) {
         Ok(again) => assert!(
             again.output.is_none(),
             "second rewrite changed the output\n--- output\n{out}\n--- again\n{}",
-            again.output.unwrap_or_default()
+            again.text(out.as_bytes()).unwrap_or_default()
         ),
         Err(d) => panic!("the output is refused: {d:?}\n--- output\n{out}"),
     }

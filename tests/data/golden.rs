@@ -60,7 +60,7 @@ fn rewrite_file(dir: &Path, name: &str) -> Result<String, String> {
     let bytes = std::fs::read(dir.join(name)).map_err(|e| format!("{name}: {e}"))?;
     match process(name, &bytes, &policy) {
         Ok(o) => Ok(o
-            .output
+            .text(&bytes)
             .unwrap_or_else(|| String::from_utf8(bytes).expect("utf8"))),
         Err(d) => Err(format!(
             "{}: {}",

@@ -144,7 +144,7 @@ fn rewrites_to_expected(dir: &Path) -> Result<(), String> {
     let input = std::fs::read(dir.join("input.yaml")).expect("input");
     let out = process("input.yaml", &input, &policy).map_err(|d| format!("{}: {d:?}", rel(dir)))?;
     let got = out
-        .output
+        .text(&input)
         .ok_or("every hand-written case changes its input")?;
     if std::env::var_os("KFSCHED_BLESS").is_some() {
         std::fs::write(dir.join("expected.yaml"), &got).expect("bless");
@@ -266,7 +266,7 @@ fn json_stays_json(dir: &Path) {
     );
     let out = process("input.yaml", yaml.as_bytes(), &policy)
         .expect("the YAML rewrites")
-        .output
+        .text(yaml.as_bytes())
         .expect("the YAML changes");
     assert_eq!(
         as_json,

@@ -861,6 +861,7 @@ fn the_github_workflows_pass_actionlint_and_release_with_release_sh() {
             .args(["-no-color", "-verbose"])
             .arg(workflows.join("ci.yml"))
             .arg(workflows.join("release.yml"))
+            .arg(workflows.join("fuzz.yml"))
             .current_dir(root()),
         None,
     );
@@ -899,5 +900,14 @@ fn the_github_workflows_pass_actionlint_and_release_with_release_sh() {
         "actionlint",
     ] {
         assert!(ci.contains(command), "ci.yml lacks {command:?}");
+    }
+    // The scheduled fuzzing runs the script CI runs, for longer.
+    let fuzz = std::fs::read_to_string(workflows.join("fuzz.yml")).expect("fuzz.yml");
+    for line in [
+        "schedule:",
+        "- run: scripts/fuzz.sh",
+        "KFSCHED_FUZZ_SECONDS:",
+    ] {
+        assert!(fuzz.contains(line), "fuzz.yml lacks {line:?}");
     }
 }

@@ -47,7 +47,7 @@ fn a_new_platform_document_follows_its_pipeline() {
     let rewrite = |text: &str, p: &Policy| {
         process("in.yaml", text.as_bytes(), p)
             .unwrap_or_else(|d| panic!("{d:?}"))
-            .output
+            .text(text.as_bytes())
     };
     let first = policy("simple-python-etl");
     let second = policy("container-gpu-training");

@@ -202,6 +202,15 @@ fn walk(dir: &Path, out: &mut Vec<Source>, errors: &mut Vec<Diagnostic>) {
 /// and a rename, keeping the file's permissions. A symlink is written
 /// through: the file it points to is replaced and the link stays a link.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, |w| w.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `write` writes (through a buffer), such as a
+/// [`Patch`](kfsched_yaml::Patch) streamed without building the text.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let resolved;
     let path = if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
         resolved = std::fs::canonicalize(path)?;
@@ -226,11 +235,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.kfsched-{}.tmp", std::process::id()));
     let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
+        let f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&tmp)?;
-        f.write_all(bytes)?;
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 16, f);
+        write(&mut buffered)?;
+        let f = buffered
+            .into_inner()
+            .map_err(std::io::IntoInnerError::into_error)?;
         f.sync_all()?;
         std::fs::set_permissions(&tmp, meta.permissions())?;
         std::fs::rename(&tmp, path)

@@ -4,6 +4,8 @@
 //! whole run, the mistakes that do nothing (a rule that selects no
 //! component, an input that holds no pipeline), as data for the caller.
 
+use kfsched_yaml::Patch;
+
 use crate::diag::Diagnostic;
 use crate::format::Skipped;
 use crate::matching::Verdict;
@@ -60,8 +62,10 @@ impl DocReport {
 #[derive(Clone, Debug)]
 pub struct FileOutcome {
     pub file: String,
-    /// The rewritten text, when it differs from the input.
-    pub output: Option<String>,
+    /// The rewrite, as splices over the input's bytes, when it differs
+    /// from the input: [`Patch::write`] streams the rewritten file,
+    /// [`FileOutcome::text`] builds it.
+    pub output: Option<Patch>,
     pub docs: Vec<DocReport>,
     pub warnings: Vec<Diagnostic>,
     /// What the rules cannot write here (a field the format cannot hold, a
@@ -73,6 +77,13 @@ pub struct FileOutcome {
 impl FileOutcome {
     pub fn changed(&self) -> bool {
         self.output.is_some()
+    }
+
+    /// The rewritten text of `input` (the bytes this outcome was made
+    /// from), when it changed.
+    pub fn text(&self, input: &[u8]) -> Option<String> {
+        let src = std::str::from_utf8(input).ok()?;
+        self.output.as_ref().map(|p| p.apply(src))
     }
 
     /// Whether the file holds any pipeline or workload.

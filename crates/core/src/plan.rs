@@ -37,6 +37,9 @@ struct Ctx<'a, 't> {
     /// Whether kubectl or kustomize wrote the file (see
     /// [`format::written_by_go`]), found out when first needed.
     go_written: std::cell::OnceCell<bool>,
+    /// Whether components' pod labels and annotations are read: when a
+    /// rule sets some, or for `explain`.
+    metadata: bool,
 }
 
 impl Ctx<'_, '_> {
@@ -73,6 +76,11 @@ pub(crate) fn plan(
         file,
         opts,
         go_written: std::cell::OnceCell::new(),
+        metadata: opts.details
+            || policy
+                .rules
+                .iter()
+                .any(|r| !r.pod_labels.is_empty() || !r.pod_annotations.is_empty()),
     };
     let mut planned = Planned {
         reports: Vec::new(),
@@ -343,7 +351,7 @@ fn plan_component<'c>(
     verdicts: &[Verdict],
     out: &mut Planned,
 ) -> (ComponentReport, Option<Change<'c>>) {
-    let before = doc.read(ctx.tree, comp);
+    let before = doc.read(ctx.tree, comp, ctx.metadata);
     let mut after = before.clone();
     let mut changed = Changed::default();
     let mut warnings = Vec::new();

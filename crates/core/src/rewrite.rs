@@ -6,9 +6,9 @@
 
 use rayon::prelude::*;
 
-use kfsched_yaml::Value;
 use kfsched_yaml::edit::{Editor, Flavor};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
+use kfsched_yaml::{Patch, Value};
 
 use crate::diag::{Diagnostic, decode_utf8};
 use crate::fastpath::{self, Head};
@@ -156,7 +156,7 @@ impl File<'_> {
         let output = self.write(tree, editor, if skimmed { base } else { 0 })?;
         Ok(FileOutcome {
             file: self.name.to_string(),
-            output: output.filter(|o| o.as_bytes() != self.bytes),
+            output: output.filter(|p| p.changes(self.bytes)),
             docs: reports,
             warnings,
             errors: vec![],
@@ -258,9 +258,9 @@ impl File<'_> {
         )
     }
 
-    /// Applies the queued edits to the original text, `None` when there are
-    /// none. Splices into existing text are re-parsed from the start of the
-    /// first edited document (from `parsed_from` at the earliest): a
+    /// The queued edits as a patch of the original text, `None` when there
+    /// are none. Splices into existing text are re-parsed from the start
+    /// of the first edited document (from `parsed_from` at the earliest): a
     /// rewrite must never produce YAML that does not parse. A whole
     /// appended document is the emitter's own output, whose round trip the
     /// emitter's tests and fuzz target check.
@@ -269,7 +269,7 @@ impl File<'_> {
         tree: &Tree,
         editor: Editor,
         parsed_from: usize,
-    ) -> Result<Option<String>, Vec<Diagnostic>> {
+    ) -> Result<Option<Patch>, Vec<Diagnostic>> {
         if editor.is_empty() {
             return Ok(None);
         }
@@ -285,7 +285,7 @@ impl File<'_> {
                 .into_iter()
                 .all(|t| kfsched_yaml::quick::accepts(t) || kfsched_yaml::tree::check_syntax(t))
         };
-        let out = editor.finish().map_err(|e| {
+        let patch = editor.finish_patch().map_err(|e| {
             vec![Diagnostic::at(
                 tree, self.name, e.offset, &e.path, e.message,
             )]
@@ -301,9 +301,9 @@ impl File<'_> {
                 .map(|(_, d)| d.start as usize)
                 .next_back()
                 .unwrap_or(parsed_from);
-            verify(self.name, &out, start)?;
+            verify(self.name, &patch.apply(self.text), start)?;
         }
-        Ok(Some(out))
+        Ok(Some(patch))
     }
 }
 
@@ -398,7 +398,7 @@ mod tests {
         let show = |r: Result<FileOutcome, Vec<Diagnostic>>| match r {
             Ok(o) => format!(
                 "{}\n{:?}\n{:?}",
-                o.output.unwrap_or_default(),
+                o.text(bytes).unwrap_or_default(),
                 o.docs,
                 o.warnings
             ),
@@ -461,7 +461,7 @@ mod tests {
             let via_process = match process("v.yaml", input.as_bytes(), &policy) {
                 Ok(o) => format!(
                     "{}\n{:?}\n{:?}",
-                    o.output.unwrap_or_default(),
+                    o.text(input.as_bytes()).unwrap_or_default(),
                     o.docs,
                     o.warnings
                 ),

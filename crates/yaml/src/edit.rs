@@ -11,6 +11,7 @@ use std::fmt;
 
 use super::block::{BlockStyle, FlowFormat, dash_before, flow_text};
 use super::emit::{Emitter, PyProfile};
+use super::patch::{self, Patch};
 use super::tree::{Kind, NodeId, Style, Tree};
 use super::value::{Value, effective_value, node_value};
 
@@ -134,7 +135,22 @@ pub struct Editor<'t, 'a> {
     /// Whether every splice so far inserts whole lines of block entries at
     /// a line start (see [`Editor::only_line_inserts`]).
     only_line_inserts: bool,
+    /// Block entries rendered so far: rules write the same entry into many
+    /// components, so each distinct one is rendered once.
+    rendered: Vec<Rendered>,
 }
+
+/// A block entry `key: value` rendered in `flavor` at column `col`.
+struct Rendered {
+    flavor: Flavor,
+    col: usize,
+    key: String,
+    value: Value,
+    text: String,
+}
+
+/// How many distinct rendered entries an editor keeps.
+const RENDERED: usize = 32;
 
 impl<'t, 'a> Editor<'t, 'a> {
     pub fn new(tree: &'t Tree<'a>, flavor: Flavor) -> Self {
@@ -144,6 +160,7 @@ impl<'t, 'a> Editor<'t, 'a> {
             splices: Vec::new(),
             only_appends: true,
             only_line_inserts: true,
+            rendered: Vec::new(),
         }
     }
 
@@ -213,15 +230,18 @@ impl<'t, 'a> Editor<'t, 'a> {
     }
 
     /// Applies the splices to the original text.
-    pub fn finish(mut self) -> Result<String, EditError> {
+    pub fn finish(self) -> Result<String, EditError> {
         let src = self.tree.src();
+        Ok(self.finish_patch()?.apply(src))
+    }
+
+    /// The splices, in order, as a [`Patch`] over the original text: for
+    /// writing the result without building it in memory first.
+    pub fn finish_patch(mut self) -> Result<Patch, EditError> {
         self.splices
             // At one offset: insertions before a removal or replacement that
             // starts there (they go before its text), deeper ones first.
             .sort_by_key(|s| (s.start, s.end > s.start, Reverse(s.col), s.seq));
-        let mut out = String::with_capacity(
-            src.len() + self.splices.iter().map(|s| s.text.len()).sum::<usize>(),
-        );
         let mut pos = 0usize;
         for s in &self.splices {
             if s.start < pos {
@@ -233,16 +253,23 @@ impl<'t, 'a> Editor<'t, 'a> {
                             .into(),
                 });
             }
-            out.push_str(&src[pos..s.start]);
-            if self.tree.crlf {
-                out.push_str(&s.text.replace('\n', "\r\n"));
-            } else {
-                out.push_str(&s.text);
-            }
             pos = s.end;
         }
-        out.push_str(&src[pos..]);
-        Ok(out)
+        let crlf = self.tree.crlf;
+        Ok(Patch::new(
+            self.splices
+                .into_iter()
+                .map(|s| patch::Splice {
+                    start: s.start,
+                    end: s.end,
+                    text: if crlf {
+                        s.text.replace('\n', "\r\n")
+                    } else {
+                        s.text
+                    },
+                })
+                .collect(),
+        ))
     }
 
     fn splice(&mut self, start: usize, end: usize, text: String, col: usize) {
@@ -272,10 +299,10 @@ impl<'t, 'a> Editor<'t, 'a> {
         if n.kind == Kind::Alias {
             return Err(self.err(node, "the value to edit is a YAML alias (*name); kfsched does not edit through aliases: expand the alias in the file"));
         }
-        if n.tagged {
+        if n.tagged() {
             return Err(self.err(node, "the value to edit carries a YAML tag (!tag); kfsched does not edit tagged values: remove the tag or edit the value by hand"));
         }
-        if n.anchored {
+        if n.anchored() {
             return Err(self.err(node, "the value to edit carries a YAML anchor (&name), which aliases elsewhere may share; kfsched does not edit anchored values: expand the anchor in the file"));
         }
         if n.kind == Kind::Map && n.style == Style::Block && self.in_flow(node) {
@@ -320,7 +347,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         let tree = self.tree;
         let mut stack = vec![node];
         while let Some(id) = stack.pop() {
-            if tree.node(id).anchored {
+            if tree.node(id).anchored() {
                 return Err(self.err(
                     id,
                     "the text to replace defines a YAML anchor (&name) that aliases elsewhere may use; kfsched does not remove anchors: expand the anchor in the file",
@@ -338,7 +365,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         let tree = self.tree;
         let mut cur = node;
         while let Some(p) = tree.parent(cur) {
-            if tree.node(p).anchored {
+            if tree.node(p).anchored() {
                 return Err(self.err(
                     p,
                     "the value to edit is inside a collection with a YAML anchor (&name), which aliases elsewhere may share; kfsched does not edit anchored values: expand the anchor in the file",
@@ -351,7 +378,7 @@ impl<'t, 'a> Editor<'t, 'a> {
                     .map(|(k, _)| k);
                 if let Some(k) = key {
                     let kn = tree.node(k);
-                    if kn.anchored || kn.tagged || kn.kind == Kind::Alias {
+                    if kn.anchored() || kn.tagged() || kn.kind == Kind::Alias {
                         return Err(self.err(
                             k,
                             "a key on the edit path is an alias or carries a YAML anchor or tag; kfsched does not edit entries with such keys: write the key out plainly",
@@ -851,7 +878,8 @@ impl<'t, 'a> Editor<'t, 'a> {
     /// For a replacement `text` of the value ending at `end` (its key or
     /// dash at `col`) that holds a block scalar: flow style instead when the
     /// block scalar would take what follows as content (indented comment
-    /// lines, or a comment after the value on its line); otherwise the
+    /// lines, blank lines of spaces past its indentation, or a comment after
+    /// the value on its line); otherwise the
     /// blanks after the old value go with it (they would become a content
     /// line). Returns where the replaced text ends.
     /// The indentation of a `|` or `>` block scalar's content: its first
@@ -873,7 +901,10 @@ impl<'t, 'a> Editor<'t, 'a> {
         if !has_block_scalar(text) {
             return end;
         }
-        if self.comments_follow_deeper(end, col) || self.text_follows(end) {
+        if self.lines_follow_deeper(end, col)
+            || self.text_follows(end)
+            || (keeps_final_breaks(text) && self.blank_line_follows(end))
+        {
             *text = format!(" {}", flow_text(value));
             return end;
         }
@@ -912,9 +943,20 @@ impl<'t, 'a> Editor<'t, 'a> {
                 .is_some_and(|c| c != '\n' && c != '\r')
     }
 
-    /// Whether comment lines indented past `col` follow the line holding
-    /// `end` before the next content line.
-    fn comments_follow_deeper(&self, end: usize, col: usize) -> bool {
+    /// Whether the line after the one holding `end` is empty or blank: a
+    /// block scalar that keeps its final line breaks (`|+`) would take it
+    /// as one more.
+    fn blank_line_follows(&self, end: usize) -> bool {
+        let src = self.tree.src();
+        self.after_line(end)
+            .and_then(|next| src[next..].lines().next())
+            .is_some_and(|line| line.trim().is_empty())
+    }
+
+    /// Whether comment lines indented past `col`, or blank lines with
+    /// blanks past it (a block scalar reads those blanks as content),
+    /// follow the line holding `end` before the next content line.
+    fn lines_follow_deeper(&self, end: usize, col: usize) -> bool {
         let src = self.tree.src();
         let Some(next) = self.after_line(end) else {
             return false;
@@ -922,6 +964,9 @@ impl<'t, 'a> Editor<'t, 'a> {
         for line in src[next..].lines() {
             let rest = line.trim_start_matches(' ');
             if rest.trim().is_empty() {
+                if line.trim_end_matches('\r').len() > col {
+                    return true;
+                }
                 continue;
             }
             return rest.starts_with('#') && line.len() - rest.len() > col;
@@ -1007,10 +1052,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         };
         let key_col = self.col(self.node_start(first_key));
         let before = self.position_before(&entries, key, placement);
-        let text = match self.flavor {
-            Flavor::Generic(bs) => bs.entry(key, value, key_col),
-            f => Emitter::block_entry(f.profile().unwrap_or(PyProfile::KfpV2), key, value, key_col),
-        };
+        let text = self.block_entry(key, value, key_col);
         match before {
             Some(at) => self.splice_lines(at, text, key_col),
             None => {
@@ -1092,6 +1134,32 @@ impl<'t, 'a> Editor<'t, 'a> {
                 self.splice(end, end, text, col);
             }
         }
+    }
+
+    /// The text of the block entry `key: value` at column `col`, in the
+    /// file's flavour.
+    fn block_entry(&mut self, key: &str, value: &Value, col: usize) -> String {
+        let flavor = self.flavor;
+        let same = |r: &&Rendered| {
+            r.key == key && r.col == col && r.flavor == flavor && identical(&r.value, value)
+        };
+        if let Some(r) = self.rendered.iter().find(same) {
+            return r.text.clone();
+        }
+        let text = match flavor {
+            Flavor::Generic(bs) => bs.entry(key, value, col),
+            f => Emitter::block_entry(f.profile().unwrap_or(PyProfile::KfpV2), key, value, col),
+        };
+        if self.rendered.len() < RENDERED {
+            self.rendered.push(Rendered {
+                flavor,
+                col,
+                key: key.to_string(),
+                value: value.clone(),
+                text: text.clone(),
+            });
+        }
+        text
     }
 
     /// Inserts whole lines at `at`, which keeps [`Editor::only_line_inserts`]
@@ -1290,6 +1358,29 @@ impl<'t, 'a> Editor<'t, 'a> {
     }
 }
 
+/// Whether two values are written alike: the same types, items and keys
+/// in the same order (unlike `==`, which holds `1 == 1.0` and maps in any
+/// order equal).
+fn identical(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Seq(x), Value::Seq(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| identical(p, q))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k, p), (l, q))| k == l && identical(p, q))
+        }
+        _ => false,
+    }
+}
+
 /// Whether `desired` keeps everything `existing` has: every key of a map
 /// (with a value that keeps the old one's in turn), every item of a sequence
 /// as its prefix, and any other value equal. Such a change is made of
@@ -1366,8 +1457,19 @@ fn literal_text(s: &str, indent: usize) -> Option<String> {
 }
 
 fn has_block_scalar(text: &str) -> bool {
-    text.lines().any(|l| {
-        l.split_whitespace().last().is_some_and(|t| {
+    block_scalar_headers(text).next().is_some()
+}
+
+/// Whether `text` holds a block scalar that keeps its final line breaks
+/// (`|+`, `>+`).
+fn keeps_final_breaks(text: &str) -> bool {
+    block_scalar_headers(text).any(|h| h.contains('+'))
+}
+
+/// The block scalar headers (`|`, `>-`, `|+2`...) that end lines of `text`.
+fn block_scalar_headers(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter_map(|l| {
+        l.split_whitespace().last().filter(|t| {
             t.starts_with(['|', '>'])
                 && t[1..]
                     .bytes()
@@ -1653,6 +1755,112 @@ mod tests {
             e.finish().unwrap(),
             "labels:\n  team: vision   # owning team\n  tier: gold  # tier\n"
         );
+    }
+
+    /// A blank line of spaces after a value that becomes a multi-line
+    /// string would be a content line of a block scalar written there.
+    #[test]
+    fn a_multi_line_string_before_a_line_of_spaces_reads_back_as_written() {
+        let want = Value::str("line one\n  line two");
+        for flavor in [Flavor::KfpV1, Flavor::Generic(BlockStyle::default())] {
+            let src = "a:\n          \n\nb: 1\n";
+            let t = Tree::parse(src).unwrap();
+            let node = t.get_value(t.documents[0].root.unwrap(), "a").unwrap();
+            let mut e = Editor::new(&t, flavor);
+            e.apply(Edit::Reconcile {
+                node,
+                desired: want.clone(),
+                placement: Placement::AsDesired,
+            })
+            .unwrap();
+            let out = e.finish().unwrap();
+            let o = Tree::parse(&out).unwrap();
+            let root = o.documents[0].root.unwrap();
+            assert_eq!(
+                node_value(&o, o.get_value(root, "a").unwrap()),
+                want,
+                "{flavor:?}: {out:?}"
+            );
+            assert_eq!(
+                node_value(&o, o.get_value(root, "b").unwrap()),
+                Value::Int(1)
+            );
+        }
+    }
+
+    /// A value that becomes a string ending in several line breaks (a `|+`
+    /// block scalar) before an empty line: the scalar would keep that line
+    /// as one more break.
+    #[test]
+    fn a_string_kept_with_its_final_breaks_before_an_empty_line_reads_back_as_written() {
+        let want = Value::str("line\n\n");
+        for flavor in [Flavor::KfpV1, Flavor::Generic(BlockStyle::default())] {
+            for src in ["a:\n- x\n\nb: 1\n", "b: 1\na: old\n\n\n"] {
+                let t = Tree::parse(src).unwrap();
+                let node = t.get_value(t.documents[0].root.unwrap(), "a").unwrap();
+                let mut e = Editor::new(&t, flavor);
+                e.apply(Edit::Reconcile {
+                    node,
+                    desired: want.clone(),
+                    placement: Placement::AsDesired,
+                })
+                .unwrap();
+                let out = e.finish().unwrap();
+                let o = Tree::parse(&out).unwrap();
+                let root = o.documents[0].root.unwrap();
+                assert_eq!(
+                    node_value(&o, o.get_value(root, "a").unwrap()),
+                    want,
+                    "{flavor:?}: {out:?}"
+                );
+                assert_eq!(
+                    node_value(&o, o.get_value(root, "b").unwrap()),
+                    Value::Int(1)
+                );
+            }
+        }
+    }
+
+    /// A key added to a mapping whose only key is an empty explicit key (a
+    /// lone `?`) goes at the `?`'s column, after its line.
+    #[test]
+    fn a_key_added_beside_an_empty_explicit_key_lands_in_its_mapping() {
+        let want = Value::Map(vec![
+            (String::new(), Value::Null),
+            ("k".to_string(), Value::Int(1)),
+        ]);
+        for src in [
+            "m:\n    ?\nn: 1\n",
+            "m:\n  - x\n  - ?\nn: 1\n",
+            "n: 1\nm:\n ? ",
+        ] {
+            let t = Tree::parse(src).unwrap();
+            let m = t.get_value(t.documents[0].root.unwrap(), "m").unwrap();
+            let map = match t.kind(m) {
+                Kind::Seq => t.items(m).last().unwrap(),
+                _ => m,
+            };
+            let mut e = Editor::new(&t, Flavor::Generic(BlockStyle::default()));
+            e.apply(Edit::Reconcile {
+                node: map,
+                desired: want.clone(),
+                placement: Placement::AsDesired,
+            })
+            .unwrap();
+            let out = e.finish().unwrap();
+            let o = Tree::parse(&out).unwrap();
+            let root = o.documents[0].root.unwrap();
+            let m = o.get_value(root, "m").unwrap();
+            let map = match o.kind(m) {
+                Kind::Seq => o.items(m).last().unwrap(),
+                _ => m,
+            };
+            assert_eq!(node_value(&o, map), want, "{out:?}");
+            assert_eq!(
+                node_value(&o, o.get_value(root, "n").unwrap()),
+                Value::Int(1)
+            );
+        }
     }
 
     #[test]

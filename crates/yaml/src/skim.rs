@@ -190,8 +190,11 @@ fn scalar(v: &str) -> Option<Value> {
 }
 
 fn close(stack: &mut Vec<Frame>) {
-    if let Some(f) = stack.pop() {
+    if let Some(mut f) = stack.pop() {
         if let Some(parent) = stack.last_mut() {
+            // A projection of a 10 MB pipeline holds tens of thousands of
+            // small maps: each keeps only the room it uses.
+            f.entries.shrink_to_fit();
             parent.entries.push((f.name, Value::Map(f.entries)));
         } else {
             stack.push(f);

@@ -1,9 +1,12 @@
 //! The span tree: every node of every document of a YAML file, with byte
 //! ranges into the original text, built from `saphyr-parser` events.
 //!
-//! The tree is flat (an arena of nodes linked by index) so that deep input
-//! cannot overflow the stack and a 10 MB file costs a few tens of bytes per
-//! node. Scalar values are not copied when they equal their source text.
+//! The tree is flat (an arena of nodes in document order, linked by index)
+//! so that deep input cannot overflow the stack; a node is 20 bytes and
+//! owns nothing on the heap. Scalar values are not copied: a value that is
+//! its source text is read from there, and one that differs (escapes, lines
+//! folded, a block scalar) is decoded from the source when asked
+//! ([`crate::decode`]), or copied when the decoder cannot read it.
 
 use std::fmt;
 use std::ops::Range;
@@ -44,38 +47,55 @@ impl Style {
     }
 }
 
-/// Where a scalar's value lives.
-#[derive(Clone, Copy, Debug)]
-enum Text {
-    /// The value is exactly the source bytes `start..end`.
-    Source,
-    /// The value is exactly the source bytes `start+1..end-1` (quoted, no escapes).
-    Inner,
-    /// The value is in the owned-text arena at `offset..offset+len`.
-    Arena(u32, u32),
-}
+/// [`Node::flags`]: the node carries an anchor.
+const ANCHORED: u8 = 1;
+/// [`Node::flags`]: the node has an explicit tag.
+const TAGGED: u8 = 2;
+/// [`Node::flags`]: a scalar whose value is copied into [`Tree::arena`].
+const COPIED: u8 = 4;
+/// [`Node::flags`]: a scalar whose value is decoded from its source when asked.
+const DECODED: u8 = 8;
 
 /// One node.
 #[derive(Clone, Debug)]
 pub struct Node {
     pub kind: Kind,
     pub style: Style,
-    /// Whether the node carries an anchor (`&a`): editing it would also
-    /// change every alias of it.
-    pub anchored: bool,
-    /// Whether the node has an explicit tag (`!!str`, `!foo`).
-    pub tagged: bool,
+    /// [`ANCHORED`], [`TAGGED`], and where a scalar's value is when it is
+    /// not its source text ([`COPIED`], [`DECODED`]; neither: the source
+    /// bytes `start..end`, or `start+1..end-1` when quoted).
+    flags: u8,
     /// Byte offset of the node's first character (its anchor or tag when it has one).
     pub start: u32,
     /// Byte offset just past the node's content: the last child's end for
     /// block collections, past the closing bracket for flow collections, and
     /// without trailing blank lines for block scalars (unless `|+`/`>+`).
     pub end: u32,
-    text: Text,
     pub parent: u32,
-    first_child: u32,
-    last_child: u32,
-    next_sibling: u32,
+    /// One past the last node of its subtree (ids are in document order, so
+    /// the subtree is `id..after` and the next sibling, if any, is `after`);
+    /// [`NONE`] while a collection is still being read.
+    after: u32,
+}
+
+impl Node {
+    /// Whether the node carries an anchor (`&a`): editing it would also
+    /// change every alias of it.
+    pub fn anchored(&self) -> bool {
+        self.flags & ANCHORED != 0
+    }
+
+    /// Whether the node has an explicit tag (`!!str`, `!foo`).
+    pub fn tagged(&self) -> bool {
+        self.flags & TAGGED != 0
+    }
+}
+
+/// A scalar decoded when asked: where it starts, and its value once asked.
+struct Decoded {
+    node: NodeId,
+    at: u32,
+    value: std::sync::OnceLock<String>,
 }
 
 /// One YAML document of the stream.
@@ -93,7 +113,12 @@ pub struct Document {
 pub struct Tree<'a> {
     src: &'a str,
     nodes: Vec<Node>,
+    /// The values of the [`COPIED`] scalars, one after another, and where
+    /// each one is: (node, offset, length), in node order.
     arena: String,
+    copied: Vec<(NodeId, u32, u32)>,
+    /// The [`DECODED`] scalars, in node order.
+    decoded: Vec<Decoded>,
     pub documents: Vec<Document>,
     /// Whether the text uses `\r\n` line endings.
     pub crlf: bool,
@@ -355,11 +380,17 @@ fn quoted_end(src: &str, s: usize, e: usize, style: Style) -> usize {
     };
     let mut i = open + 1;
     while i < e {
+        let next = if quote == b'"' {
+            memchr::memchr2(b'"', b'\\', &b[i..e])
+        } else {
+            memchr::memchr(b'\'', &b[i..e])
+        };
+        let Some(n) = next else { break };
+        i += n;
         match b[i] {
-            b'\\' if quote == b'"' => i += 2,
+            b'\\' => i += 2,
             b'\'' if quote == b'\'' && b.get(i + 1) == Some(&b'\'') => i += 2,
-            c if c == quote => return i + 1,
-            _ => i += 1,
+            _ => return i + 1,
         }
     }
     e
@@ -395,6 +426,8 @@ struct Open {
     node: NodeId,
     /// Children pushed so far (in a mapping, even means a key comes next).
     count: u32,
+    /// The last child pushed, [`NONE`] before the first.
+    last: NodeId,
 }
 
 impl<'a> Tree<'a> {
@@ -529,6 +562,8 @@ impl<'a> Tree<'a> {
             src: full,
             nodes: Vec::with_capacity(src.len() / 12),
             arena: String::new(),
+            copied: Vec::new(),
+            decoded: Vec::new(),
             documents: Vec::new(),
             crlf: full.contains("\r\n"),
             anchors: Vec::new(),
@@ -678,16 +713,29 @@ impl<'a> Tree<'a> {
             match full.as_bytes().get(s as usize) {
                 Some(b':' | b'-') if s == end && !is_key => (s + 1, s + 1),
                 Some(b'}' | b']' | b',') => (s, s),
+                // An empty explicit key (a `?` with nothing after it) is
+                // reported at the next token (the next line's first, or the
+                // `:` of `? :`): put it on its `?`, where its mapping's
+                // column is.
+                _ if s == end && is_key => match explicit_key_indicator(&full[..s as usize]) {
+                    Some(q) => (q as u32, q as u32),
+                    None => (s, end),
+                },
                 // The empty value of an explicit key (`? k` with no `:`) is
                 // reported at the next line's first token: put it right
-                // after its key.
+                // after its key (after the `?` of an empty key).
                 _ if s == end && !is_key && at_line_start(full, s as usize) => {
                     let key_end = stack
                         .last()
                         .filter(|o| self.nodes[o.node as usize].kind == Kind::Map)
-                        .map(|o| self.nodes[o.node as usize].last_child)
+                        .map(|o| o.last)
                         .filter(|&k| k != NONE)
-                        .map_or(s, |k| self.nodes[k as usize].end);
+                        .map_or(s, |k| {
+                            let k = &self.nodes[k as usize];
+                            let on_indicator = k.start == k.end
+                                && full.as_bytes().get(k.end as usize) == Some(&b'?');
+                            k.end + u32::from(on_indicator)
+                        });
                     (key_end.min(s), key_end.min(s))
                 }
                 _ => (s, end),
@@ -696,7 +744,7 @@ impl<'a> Tree<'a> {
             (s, end)
         };
         let id = self.push_node(stack, Kind::Scalar, style, s, end, anchored, tagged);
-        self.set_text(id, value, style, s as usize, e as usize);
+        self.set_text(id, value, style, s as usize, e as usize, anchored || tagged);
     }
 
     /// A sequence or mapping start event spanning `s..e`.
@@ -728,7 +776,11 @@ impl<'a> Tree<'a> {
             s
         };
         let id = self.push_node(stack, kind, style, s, e, anchored, tagged);
-        stack.push(Open { node: id, count: 0 });
+        stack.push(Open {
+            node: id,
+            count: 0,
+            last: NONE,
+        });
     }
 
     /// A sequence or mapping end event at `s`.
@@ -737,22 +789,24 @@ impl<'a> Tree<'a> {
             return;
         };
         let full = self.src;
+        let after = self.nodes.len() as u32;
         let n = &self.nodes[open.node as usize];
         // A block collection always has an entry: one without is an empty
         // flow collection (`{ }`) whose start event came with a zero-width
         // span.
         let empty_flow = n.style == Style::Block
-            && n.last_child == NONE
+            && open.last == NONE
             && matches!(full.as_bytes().get(n.start as usize), Some(b'{' | b'['));
         let end = if n.style == Style::Flow || empty_flow {
             flow_end(full, s as usize)
-        } else if n.last_child != NONE {
-            self.nodes[n.last_child as usize].end
+        } else if open.last != NONE {
+            self.nodes[open.last as usize].end
         } else {
             n.start
         };
         let node = &mut self.nodes[open.node as usize];
         node.end = end;
+        node.after = after;
         if empty_flow {
             node.style = Style::Flow;
         }
@@ -773,19 +827,22 @@ impl<'a> Tree<'a> {
         let parent = stack.last().map_or(NONE, |o| o.node);
         if let Some(o) = stack.last_mut() {
             o.count += 1;
+            o.last = id;
         }
+        let flags = if anchored { ANCHORED } else { 0 } | if tagged { TAGGED } else { 0 };
         self.nodes.push(Node {
             kind,
             style,
-            anchored,
-            tagged,
+            flags,
             start,
             end,
-            text: Text::Source,
             parent,
-            first_child: NONE,
-            last_child: NONE,
-            next_sibling: NONE,
+            // A collection's subtree ends when the collection does.
+            after: if matches!(kind, Kind::Map | Kind::Seq) {
+                NONE
+            } else {
+                id + 1
+            },
         });
         if parent == NONE {
             if let Some(doc) = self.documents.last_mut() {
@@ -793,36 +850,55 @@ impl<'a> Tree<'a> {
                     doc.root = Some(id);
                 }
             }
-        } else {
-            let p = &mut self.nodes[parent as usize];
-            if p.first_child == NONE {
-                p.first_child = id;
-                p.last_child = id;
-            } else {
-                let last = p.last_child;
-                p.last_child = id;
-                self.nodes[last as usize].next_sibling = id;
-            }
         }
         id
     }
 
-    fn set_text(&mut self, id: NodeId, value: &str, style: Style, s: usize, e: usize) {
+    /// Where the value of scalar `id` (the parser's `value`, from the
+    /// parser's span `s..e`) is read from: its source text when it is that,
+    /// else decoded from the source when the decoder gives exactly `value`,
+    /// else a copy.
+    fn set_text(
+        &mut self,
+        id: NodeId,
+        value: &str,
+        style: Style,
+        s: usize,
+        e: usize,
+        marked: bool,
+    ) {
         let src = self.src;
-        let text = match style {
-            Style::Plain if src.get(s..e) == Some(value) => Text::Source,
+        match style {
+            Style::Plain if src.get(s..e) == Some(value) => return,
             Style::SingleQuoted | Style::DoubleQuoted
                 if e >= s + 2 && src.get(s + 1..e - 1) == Some(value) =>
             {
-                Text::Inner
+                return;
             }
-            _ => {
-                let off = self.arena.len() as u32;
-                self.arena.push_str(value);
-                Text::Arena(off, value.len() as u32)
-            }
+            _ => {}
+        }
+        // Where the decoder starts: the opening quote, or the block
+        // scalar's indicator (an anchor or tag before them: copied).
+        let at = match style {
+            _ if marked => None,
+            Style::SingleQuoted | Style::DoubleQuoted => Some(s),
+            Style::Literal | Style::Folded => block_scalar_header(src, s).map(|h| h.0),
+            _ => None,
         };
-        self.nodes[id as usize].text = text;
+        let parent = at.and_then(|at| self.indentation_at(id, at));
+        if let Some(at) = at.filter(|&at| crate::decode::gives(src, at, parent, value)) {
+            self.nodes[id as usize].flags |= DECODED;
+            self.decoded.push(Decoded {
+                node: id,
+                at: at as u32,
+                value: std::sync::OnceLock::new(),
+            });
+            return;
+        }
+        self.nodes[id as usize].flags |= COPIED;
+        self.copied
+            .push((id, self.arena.len() as u32, value.len() as u32));
+        self.arena.push_str(value);
     }
 
     /// The source text.
@@ -849,24 +925,20 @@ impl<'a> Tree<'a> {
     /// The first node after `id`'s subtree in document order: the next
     /// sibling of `id` or of its nearest ancestor that has one.
     pub(crate) fn following(&self, id: NodeId) -> Option<NodeId> {
-        let mut at = id;
-        loop {
-            let n = self.nodes[at as usize].next_sibling;
-            if n != NONE {
-                return Some(n);
-            }
-            at = self.parent(at)?;
+        let next = self.subtree_end(id);
+        let mut root = id;
+        while let Some(p) = self.parent(root) {
+            root = p;
         }
+        (next < self.subtree_end(root)).then_some(next)
     }
 
     /// One past the last node of `id`'s subtree: node ids are given in
     /// document order, so a subtree is the ids `id..subtree_end(id)`.
     pub(crate) fn subtree_end(&self, id: NodeId) -> NodeId {
-        let mut at = id;
-        while self.nodes[at as usize].last_child != NONE {
-            at = self.nodes[at as usize].last_child;
-        }
-        at + 1
+        self.nodes[id as usize]
+            .after
+            .min(self.nodes.len() as NodeId)
     }
 
     /// Whether `n` is `a` or inside `a`'s subtree.
@@ -879,24 +951,93 @@ impl<'a> Tree<'a> {
         (p != NONE).then_some(p)
     }
 
-    /// A scalar's value (empty for other nodes).
+    /// A scalar's value (empty for other nodes). A value decoded from its
+    /// source is kept once asked for; [`Tree::scalar_text`] reads one
+    /// without keeping it.
     pub fn scalar(&self, id: NodeId) -> &str {
         let n = &self.nodes[id as usize];
         if n.kind != Kind::Scalar {
             return "";
         }
-        match n.text {
-            Text::Source => &self.src[n.start as usize..n.end as usize],
-            Text::Inner => &self.src[n.start as usize + 1..n.end as usize - 1],
-            Text::Arena(o, l) => &self.arena[o as usize..(o + l) as usize],
+        if n.flags & DECODED != 0 {
+            return match self.decoded_of(id) {
+                Some(d) => d.value.get_or_init(|| self.decode(d)),
+                None => "",
+            };
         }
+        self.plain_text(id, n)
+    }
+
+    /// A scalar's value like [`Tree::scalar`], without keeping a value
+    /// decoded for it: for reading long values once (a component spec,
+    /// a whole subtree as a [`crate::Value`]).
+    pub fn scalar_text(&self, id: NodeId) -> std::borrow::Cow<'_, str> {
+        let n = &self.nodes[id as usize];
+        if n.kind == Kind::Scalar && n.flags & DECODED != 0 {
+            return match self.decoded_of(id) {
+                Some(d) => match d.value.get() {
+                    Some(v) => v.as_str().into(),
+                    None => self.decode(d).into(),
+                },
+                None => "".into(),
+            };
+        }
+        self.scalar(id).into()
+    }
+
+    /// The value of a scalar that is not [`DECODED`].
+    fn plain_text(&self, id: NodeId, n: &Node) -> &str {
+        if n.flags & COPIED != 0 {
+            let i = self.copied.partition_point(|c| c.0 < id);
+            return match self.copied.get(i) {
+                Some(&(_, o, l)) => &self.arena[o as usize..(o + l) as usize],
+                None => "",
+            };
+        }
+        if n.style.is_quoted() {
+            &self.src[n.start as usize + 1..n.end as usize - 1]
+        } else {
+            &self.src[n.start as usize..n.end as usize]
+        }
+    }
+
+    fn decoded_of(&self, id: NodeId) -> Option<&Decoded> {
+        let i = self.decoded.partition_point(|d| d.node < id);
+        self.decoded.get(i).filter(|d| d.node == id)
+    }
+
+    /// The value of a [`DECODED`] scalar, which decoding gave when the
+    /// tree was built.
+    fn decode(&self, d: &Decoded) -> String {
+        let at = d.at as usize;
+        let parent = self.indentation_at(d.node, at);
+        let size = (self.nodes[d.node as usize].end as usize).saturating_sub(at);
+        crate::decode::value(self.src, at, parent, size).unwrap_or_default()
+    }
+
+    /// The indentation of the block collection holding scalar `id`, which
+    /// starts at `at` (what a block scalar's indentation indicator counts
+    /// from): a sequence's is its `-`'s column, a mapping's its first
+    /// key's. `None` at the top of a document.
+    fn indentation_at(&self, id: NodeId, at: usize) -> Option<usize> {
+        let src = self.src;
+        let column = |at: usize| at - src[..at].rfind('\n').map_or(0, |p| p + 1);
+        let parent = self.nodes.get(self.nodes[id as usize].parent as usize)?;
+        let dash = src[..at].trim_end_matches(' ');
+        if parent.kind == Kind::Seq && dash.ends_with('-') {
+            return Some(column(dash.len() - 1));
+        }
+        Some(column(parent.start as usize))
     }
 
     /// The children of a collection, in order (keys and values alternate in maps).
     pub fn children(&self, id: NodeId) -> Children<'_, 'a> {
+        let n = &self.nodes[id as usize];
+        let has = matches!(n.kind, Kind::Map | Kind::Seq);
         Children {
             tree: self,
-            next: self.nodes[id as usize].first_child,
+            next: if has { id + 1 } else { NONE },
+            end: if has { self.subtree_end(id) } else { 0 },
         }
     }
 
@@ -929,7 +1070,7 @@ impl<'a> Tree<'a> {
         }
         let mut found: Option<(NodeId, NodeId)> = None;
         for (k, v) in self.entries(map) {
-            if self.kind(k) == Kind::Scalar && self.scalar(k) == key {
+            if self.key_is(k, key) {
                 if let Some((first, _)) = found {
                     return Err((first, k));
                 }
@@ -947,7 +1088,7 @@ impl<'a> Tree<'a> {
         }
         let mut found = None;
         for (k, v) in self.entries(map) {
-            if self.kind(k) == Kind::Scalar && self.scalar(k) == key {
+            if self.key_is(k, key) {
                 found = Some(v);
             }
         }
@@ -965,7 +1106,7 @@ impl<'a> Tree<'a> {
     /// Whether an alias elsewhere names `node` (which carries an anchor), or
     /// a node inside it.
     pub fn is_aliased(&self, node: NodeId) -> bool {
-        self.nodes[node as usize].anchored && self.aliases.iter().any(|(_, t)| *t == node)
+        self.nodes[node as usize].anchored() && self.aliases.iter().any(|(_, t)| *t == node)
     }
 
     /// The anchored node around `node` (it included) that an alias names:
@@ -984,7 +1125,26 @@ impl<'a> Tree<'a> {
     /// Whether key node `k` is a YAML merge key (`<<`, plain, untagged).
     pub fn is_merge_key(&self, k: NodeId) -> bool {
         let n = &self.nodes[k as usize];
-        n.kind == Kind::Scalar && n.style == Style::Plain && !n.tagged && self.scalar(k) == "<<"
+        n.style == Style::Plain && !n.tagged() && self.key_is(k, "<<")
+    }
+
+    /// Whether node `k` is a scalar whose value is `key`: what map lookups
+    /// ask of every key, so a value read from its source is compared there.
+    #[inline]
+    fn key_is(&self, k: NodeId, key: &str) -> bool {
+        let n = &self.nodes[k as usize];
+        if n.kind != Kind::Scalar {
+            return false;
+        }
+        if n.flags & (COPIED | DECODED) != 0 {
+            return self.scalar(k) == key;
+        }
+        let quoted = usize::from(n.style.is_quoted());
+        let (s, e) = (
+            n.start as usize + quoted,
+            (n.end as usize).saturating_sub(quoted),
+        );
+        e.checked_sub(s) == Some(key.len()) && self.src.as_bytes()[s..e] == *key.as_bytes()
     }
 
     /// The node a value stands for: an alias's anchor, else itself.
@@ -1038,8 +1198,22 @@ impl<'a> Tree<'a> {
         if self.kind(map) != Kind::Map || depth > 16 {
             return None;
         }
-        if let Some(v) = self.get_value(map, key).filter(|_| key != "<<") {
+        // One pass: the key's last value, and whether there are merge keys
+        // to look in when the map does not have it.
+        let mut found = None;
+        let mut merges = false;
+        for (k, v) in self.entries(map) {
+            if self.is_merge_key(k) {
+                merges = true;
+            } else if key != "<<" && self.key_is(k, key) {
+                found = Some(v);
+            }
+        }
+        if let Some(v) = found {
             return Some(self.resolve(v));
+        }
+        if !merges {
+            return None;
         }
         self.merge_sources(map)
             .into_iter()
@@ -1371,6 +1545,16 @@ fn block_scalar_span(src: &str, start: usize, end: usize) -> (u32, u32) {
     (start as u32, e.max(header_end) as u32)
 }
 
+/// Where the `?` that `before` ends with (blanks and line breaks aside)
+/// sits, when it is an explicit key's indicator: first on its line, or after
+/// a `- ` or `: ` (not the end of a comment).
+fn explicit_key_indicator(before: &str) -> Option<usize> {
+    let q = before.trim_end().strip_suffix('?')?.len();
+    let line = before[..q].rsplit('\n').next().unwrap_or("");
+    let line = line.trim_end_matches([' ', '\t']);
+    (line.trim_start().is_empty() || line.ends_with(['-', ':'])).then_some(q)
+}
+
 /// Whether only spaces stand between the start of `at`'s line and `at`.
 fn at_line_start(src: &str, at: usize) -> bool {
     src[..at]
@@ -1495,16 +1679,19 @@ fn indentation_tab(src: &str, offset: usize) -> Option<usize> {
 pub struct Children<'t, 'a> {
     tree: &'t Tree<'a>,
     next: u32,
+    /// One past the parent's subtree.
+    end: u32,
 }
 
 impl Iterator for Children<'_, '_> {
     type Item = NodeId;
     fn next(&mut self) -> Option<NodeId> {
-        if self.next == NONE {
+        if self.next >= self.end {
             return None;
         }
         let id = self.next;
-        self.next = self.tree.nodes[id as usize].next_sibling;
+        // A child still being read (its subtree end unknown) is the last.
+        self.next = self.tree.nodes[id as usize].after;
         Some(id)
     }
 }
@@ -1723,5 +1910,49 @@ mod tests {
             assert_eq!(err.message, TAB_INDENTATION, "{src:?}");
             assert_eq!((err.line, err.col), (line, col), "{src:?}");
         }
+    }
+
+    /// The SDK-written fixtures (KFP v1 and v2, PipelineVersions, their
+    /// variants) keep no copy of a quoted or block scalar's value: each is
+    /// decoded from the file when asked, and reads as the parser read it.
+    #[test]
+    fn sdk_files_keep_no_copies_of_their_long_values() {
+        let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/golden");
+        let mut decoded = 0;
+        for group in std::fs::read_dir(&golden).expect("testdata/golden") {
+            let group = group.expect("group").path();
+            if !group.is_dir() {
+                continue;
+            }
+            for case in std::fs::read_dir(group).expect("cases") {
+                for name in ["plain.yaml", "expected.yaml"] {
+                    let path = case.as_ref().expect("case").path().join(name);
+                    let Ok(text) = std::fs::read_to_string(&path) else {
+                        continue;
+                    };
+                    let Ok(t) = Tree::parse(&text) else { continue };
+                    for &(id, _, _) in &t.copied {
+                        assert_eq!(
+                            t.node(id).style,
+                            Style::Plain,
+                            "{}: a {:?} scalar copied at {:?}",
+                            path.display(),
+                            t.node(id).style,
+                            t.position(id)
+                        );
+                    }
+                    for d in &t.decoded {
+                        assert_eq!(
+                            t.scalar_text(d.node),
+                            t.scalar(d.node),
+                            "{}",
+                            path.display()
+                        );
+                    }
+                    decoded += t.decoded.len();
+                }
+            }
+        }
+        assert!(decoded > 1000, "only {decoded} scalars decoded");
     }
 }

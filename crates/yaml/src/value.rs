@@ -523,11 +523,11 @@ pub fn node_value(tree: &Tree, id: NodeId) -> Value {
     let n = tree.node(id);
     match n.kind {
         Kind::Scalar => {
-            let s = tree.scalar(id);
-            if n.style == Style::Plain && !n.tagged {
-                plain_value(s)
+            let s = tree.scalar_text(id);
+            if n.style == Style::Plain && !n.tagged() {
+                plain_value(&s)
             } else {
-                Value::Str(s.to_string())
+                Value::Str(s.into_owned())
             }
         }
         Kind::Seq => Value::Seq(tree.items(id).map(|c| node_value(tree, c)).collect()),

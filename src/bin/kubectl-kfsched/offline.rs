@@ -232,6 +232,17 @@ fn run_all(inputs: &[Input], policy: &Policy, o: &RunOpts) -> Result<Vec<FileOut
     Ok(outcomes)
 }
 
+/// Writes the rewritten file (or the input, unchanged) to `out`, the
+/// input's unchanged text straight from `input` between the edits.
+fn write_output(o: &FileOutcome, input: &[u8], out: &mut dyn Write) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    match &o.output {
+        Some(patch) => patch.write(input, &mut out)?,
+        None => out.write_all(input)?,
+    }
+    out.flush()
+}
+
 /// The mistakes that do nothing, as warnings (errors under `strict`).
 /// Returns how many there were under `strict`, else 0.
 fn no_ops(policy: Option<&Policy>, outcomes: &[FileOutcome], read: &Loaded, strict: bool) -> usize {
@@ -315,12 +326,7 @@ pub fn rewrite(a: RewriteArgs) -> R {
     }
     let mut stdout = std::io::stdout().lock();
     if to_stdout {
-        let o = &outcomes[0];
-        match &o.output {
-            Some(text) => stdout.write_all(text.as_bytes())?,
-            None => stdout.write_all(&inputs[0].bytes)?,
-        }
-        stdout.flush()?;
+        write_output(&outcomes[0], &inputs[0].bytes, &mut stdout)?;
         // The process exits next: freeing these piecemeal would only cost time.
         std::mem::forget(outcomes);
         std::mem::forget(read);
@@ -332,18 +338,18 @@ pub fn rewrite(a: RewriteArgs) -> R {
     let mut changed = 0usize;
     let mut files = Vec::new();
     for (o, input) in outcomes.iter().zip(inputs) {
-        let Some(text) = &o.output else {
+        let Some(text) = o.text(&input.bytes) else {
             files.push(serde_json::json!({"file": o.file, "changed": false, "diff": null}));
             continue;
         };
         changed += 1;
         if report_files {
             let old = String::from_utf8_lossy(&input.bytes);
-            let diff = kfsched::diff::unified(&old, text, &o.file, false);
+            let diff = kfsched::diff::unified(&old, &text, &o.file, false);
             files.push(serde_json::json!({"file": o.file, "changed": true, "diff": diff}));
         } else if a.diff {
             let old = String::from_utf8_lossy(&input.bytes);
-            stdout.write_all(kfsched::diff::unified(&old, text, &o.file, color).as_bytes())?;
+            stdout.write_all(kfsched::diff::unified(&old, &text, &o.file, color).as_bytes())?;
         } else if a.check {
             report::message(
                 Level::Info,
@@ -370,9 +376,9 @@ pub fn rewrite(a: RewriteArgs) -> R {
                 }
             }
         }
-        for (o, src) in outcomes.iter().zip(sources) {
-            if let (Some(text), Source::File(p)) = (&o.output, src) {
-                if let Err(e) = discover::write_atomic(p, text.as_bytes()) {
+        for ((o, src), input) in outcomes.iter().zip(sources).zip(inputs) {
+            if let (Some(patch), Source::File(p)) = (&o.output, src) {
+                if let Err(e) = discover::write_atomic_with(p, |w| patch.write(&input.bytes, w)) {
                     report::error(
                         Category::Input,
                         format_args!("{}: cannot write: {e}", o.file),
@@ -452,10 +458,10 @@ pub fn diff(a: DiffArgs) -> R {
     let mut stdout = std::io::stdout().lock();
     let mut any = false;
     for (o, input) in outcomes.iter().zip(&read.inputs) {
-        if let Some(text) = &o.output {
+        if let Some(text) = o.text(&input.bytes) {
             any = true;
             let old = String::from_utf8_lossy(&input.bytes);
-            stdout.write_all(kfsched::diff::unified(&old, text, &o.file, color).as_bytes())?;
+            stdout.write_all(kfsched::diff::unified(&old, &text, &o.file, color).as_bytes())?;
         }
     }
     stdout.flush()?;
@@ -668,12 +674,7 @@ fn legacy_plugin(config: &Path, versions: &Versions) -> R {
         Ok(o) => o,
         Err(e) => return Ok(e),
     };
-    let mut stdout = std::io::stdout().lock();
-    match &outcomes[0].output {
-        Some(text) => stdout.write_all(text.as_bytes())?,
-        None => stdout.write_all(&input[0].bytes)?,
-    }
-    stdout.flush()?;
+    write_output(&outcomes[0], &input[0].bytes, &mut std::io::stdout().lock())?;
     Ok(Exit::Ok)
 }
 

@@ -561,7 +561,7 @@ fn components_of(file: &str, bytes: &[u8], policy: Option<&Policy>) -> FileResul
         Some(p) => {
             let mut outcome = rewrite::process(file, bytes, p)?;
             warnings.extend(outcome.warnings.iter().cloned());
-            let text = outcome.output.take();
+            let text = outcome.output.take().map(|p| p.apply(original));
             // Only which rules selected what is kept.
             for c in outcome.docs.iter_mut().flat_map(|d| &mut d.components) {
                 c.before = serde_json::Value::Null;

@@ -156,6 +156,9 @@ impl Workflow {
     /// The pod-type templates of the list, named by their template name,
     /// the tasks and steps that call them, and KFP's annotations.
     fn template_components(&mut self, tree: &Tree, list: &[NodeId], calls: &Calls) {
+        // kfp 1.8 writes a component's spec on each template made from it:
+        // each distinct text is decoded once (a workflow has a few).
+        let mut spec_names: Vec<(&str, Option<String>)> = Vec::new();
         for &t in list {
             let tname = field_str(tree, t, "name").unwrap_or("").to_string();
             let Some(kind_key) = POD_TYPES.iter().find(|k| field(tree, t, k).is_some()) else {
@@ -172,10 +175,23 @@ impl Workflow {
                 if let Some(d) = field_str(tree, ann, "pipelines.kubeflow.org/task_display_name") {
                     push_unique(&mut names, d);
                 }
-                if let Some(spec_json) =
-                    field_str(tree, ann, "pipelines.kubeflow.org/component_spec")
+                // Read without keeping the decoded text: it is kilobytes.
+                if let Some(spec) = field(tree, ann, "pipelines.kubeflow.org/component_spec")
+                    .filter(|&v| tree.kind(v) == Kind::Scalar && !tree.is_null(v))
                 {
-                    if let Some(n) = component_spec_name(spec_json) {
+                    let n = tree.node(spec);
+                    let written = &tree.src()[n.start as usize..n.end as usize];
+                    let name = match spec_names.iter().find(|(w, _)| *w == written) {
+                        Some((_, name)) => name.clone(),
+                        None => {
+                            let name = component_spec_name(&tree.scalar_text(spec));
+                            if spec_names.len() < 64 {
+                                spec_names.push((written, name.clone()));
+                            }
+                            name
+                        }
+                    };
+                    if let Some(n) = name {
                         push_unique(&mut names, &n);
                     }
                 }
@@ -252,8 +268,9 @@ impl Workflow {
         Ok(())
     }
 
-    /// A template's scheduling, seeded from the workflow where Argo would fall back to it.
-    pub fn read(&self, tree: &Tree, template: NodeId) -> Sched {
+    /// A template's scheduling, seeded from the workflow where Argo would
+    /// fall back to it; its pod labels and annotations with `metadata`.
+    pub fn read(&self, tree: &Tree, template: NodeId, metadata: bool) -> Sched {
         let mut s = Sched::default();
         let own = |k: &str| field(tree, template, k).map(|n| effective_value(tree, n));
         let wf = |k: &str| {
@@ -301,7 +318,7 @@ impl Workflow {
             field(tree, template, pod_spec_patch::KEY),
             &mut s,
         );
-        if let Some(md) = own("metadata") {
+        if let Some(md) = metadata.then(|| own("metadata")).flatten() {
             if let Some(Value::Map(l)) = md.get("labels") {
                 s.labels = l.clone();
             }

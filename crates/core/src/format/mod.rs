@@ -213,12 +213,14 @@ impl Doc {
         }
     }
 
-    /// The scheduling a component has now.
-    pub fn read(&self, tree: &Tree, c: &Component) -> Sched {
+    /// The scheduling a component has now. Its pod labels and annotations
+    /// only with `metadata`: a KFP v1 template's annotations hold its whole
+    /// component spec, which no rule changes unless it sets pod metadata.
+    pub fn read(&self, tree: &Tree, c: &Component, metadata: bool) -> Sched {
         match (self, &c.place) {
             (Doc::KfpV2(p), Place::KfpV2 { executor }) => p.read_executor(tree, executor),
-            (Doc::Argo(w), Place::Argo { template, .. }) => w.read(tree, *template),
-            (Doc::Workload(_), Place::Workload(pt)) => workload::read(tree, pt),
+            (Doc::Argo(w), Place::Argo { template, .. }) => w.read(tree, *template, metadata),
+            (Doc::Workload(_), Place::Workload(pt)) => workload::read(tree, pt, metadata),
             _ => Sched::default(),
         }
     }

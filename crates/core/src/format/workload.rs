@@ -105,7 +105,8 @@ impl Workload {
     }
 }
 
-pub fn read(tree: &Tree, pt: &PodTemplate) -> Sched {
+/// A pod template's scheduling; its labels and annotations with `metadata`.
+pub fn read(tree: &Tree, pt: &PodTemplate, metadata: bool) -> Sched {
     let mut s = Sched::default();
     let own = |k: &str| field(tree, pt.spec, k).map(|n| effective_value(tree, n));
     if let Some(Value::Seq(items)) = own("tolerations") {
@@ -118,7 +119,8 @@ pub fn read(tree: &Tree, pt: &PodTemplate) -> Sched {
         read_affinity(&a, &mut s);
     }
     read_pod_fields(own, &mut s);
-    if let Some(md) = field(tree, pt.template, "metadata").map(|n| effective_value(tree, n)) {
+    let md = field(tree, pt.template, "metadata").filter(|_| metadata);
+    if let Some(md) = md.map(|n| effective_value(tree, n)) {
         if let Some(Value::Map(l)) = md.get("labels") {
             s.labels = l.clone();
         }

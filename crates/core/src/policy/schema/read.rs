@@ -291,7 +291,7 @@ impl<'t, 'a> Reader<'t, 'a> {
             return None;
         }
         let s = tree.scalar(node);
-        if !n.style.is_quoted() && !n.tagged {
+        if !n.style.is_quoted() && !n.tagged() {
             match resolve_plain(s) {
                 Resolved::Str | Resolved::Timestamp | Resolved::Merge | Resolved::Value => {}
                 Resolved::Null => return Some(String::new()),
