@@ -1757,34 +1757,39 @@ mod tests {
         );
     }
 
+    /// Sets `a` of `src` to `want` under `flavor` and checks that the
+    /// output reads back with `a` as `want` and `b` still 1.
+    fn assert_a_reads_back(src: &str, flavor: Flavor, want: &Value) {
+        let t = Tree::parse(src).unwrap();
+        let node = t.get_value(t.documents[0].root.unwrap(), "a").unwrap();
+        let mut e = Editor::new(&t, flavor);
+        e.apply(Edit::Reconcile {
+            node,
+            desired: want.clone(),
+            placement: Placement::AsDesired,
+        })
+        .unwrap();
+        let out = e.finish().unwrap();
+        let o = Tree::parse(&out).unwrap();
+        let root = o.documents[0].root.unwrap();
+        assert_eq!(
+            &node_value(&o, o.get_value(root, "a").unwrap()),
+            want,
+            "{flavor:?}: {out:?}"
+        );
+        assert_eq!(
+            node_value(&o, o.get_value(root, "b").unwrap()),
+            Value::Int(1)
+        );
+    }
+
     /// A blank line of spaces after a value that becomes a multi-line
     /// string would be a content line of a block scalar written there.
     #[test]
     fn a_multi_line_string_before_a_line_of_spaces_reads_back_as_written() {
         let want = Value::str("line one\n  line two");
         for flavor in [Flavor::KfpV1, Flavor::Generic(BlockStyle::default())] {
-            let src = "a:\n          \n\nb: 1\n";
-            let t = Tree::parse(src).unwrap();
-            let node = t.get_value(t.documents[0].root.unwrap(), "a").unwrap();
-            let mut e = Editor::new(&t, flavor);
-            e.apply(Edit::Reconcile {
-                node,
-                desired: want.clone(),
-                placement: Placement::AsDesired,
-            })
-            .unwrap();
-            let out = e.finish().unwrap();
-            let o = Tree::parse(&out).unwrap();
-            let root = o.documents[0].root.unwrap();
-            assert_eq!(
-                node_value(&o, o.get_value(root, "a").unwrap()),
-                want,
-                "{flavor:?}: {out:?}"
-            );
-            assert_eq!(
-                node_value(&o, o.get_value(root, "b").unwrap()),
-                Value::Int(1)
-            );
+            assert_a_reads_back("a:\n          \n\nb: 1\n", flavor, &want);
         }
     }
 
@@ -1796,27 +1801,7 @@ mod tests {
         let want = Value::str("line\n\n");
         for flavor in [Flavor::KfpV1, Flavor::Generic(BlockStyle::default())] {
             for src in ["a:\n- x\n\nb: 1\n", "b: 1\na: old\n\n\n"] {
-                let t = Tree::parse(src).unwrap();
-                let node = t.get_value(t.documents[0].root.unwrap(), "a").unwrap();
-                let mut e = Editor::new(&t, flavor);
-                e.apply(Edit::Reconcile {
-                    node,
-                    desired: want.clone(),
-                    placement: Placement::AsDesired,
-                })
-                .unwrap();
-                let out = e.finish().unwrap();
-                let o = Tree::parse(&out).unwrap();
-                let root = o.documents[0].root.unwrap();
-                assert_eq!(
-                    node_value(&o, o.get_value(root, "a").unwrap()),
-                    want,
-                    "{flavor:?}: {out:?}"
-                );
-                assert_eq!(
-                    node_value(&o, o.get_value(root, "b").unwrap()),
-                    Value::Int(1)
-                );
+                assert_a_reads_back(src, flavor, &want);
             }
         }
     }
