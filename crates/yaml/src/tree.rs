@@ -10,6 +10,7 @@
 
 use std::fmt;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
@@ -126,6 +127,13 @@ pub struct Tree<'a> {
     anchors: Vec<(usize, NodeId)>,
     /// Each alias node and the anchor node it names.
     aliases: Vec<(NodeId, NodeId)>,
+    /// Where each line of `src` starts, built by the first [`Tree::position`]
+    /// (a policy's reader asks for the place of every node it visits, which
+    /// counting lines from the start each time made quadratic).
+    lines: OnceLock<Vec<u32>>,
+    /// Whether any plain scalar reads `<<`: without one there is no merge
+    /// key, and map lookups need not look for them.
+    merges: bool,
 }
 
 /// A YAML syntax error at a byte offset.
@@ -568,6 +576,8 @@ impl<'a> Tree<'a> {
             crlf: full.contains("\r\n"),
             anchors: Vec::new(),
             aliases: Vec::new(),
+            lines: OnceLock::new(),
+            merges: false,
         };
         let mut conv = CharToByte::new(src);
         let mut stack: Vec<Open> = Vec::new();
@@ -599,6 +609,7 @@ impl<'a> Tree<'a> {
                     tree.alias(id, anchor);
                 }
                 Event::Scalar(value, style, anchor, tag) => {
+                    tree.merges |= style == ScalarStyle::Plain && value == "<<";
                     tree.on_scalar(&mut stack, &value, style, anchor > 0, tag.is_some(), s, e);
                     tree.anchor(anchor);
                 }
@@ -1125,7 +1136,7 @@ impl<'a> Tree<'a> {
     /// Whether key node `k` is a YAML merge key (`<<`, plain, untagged).
     pub fn is_merge_key(&self, k: NodeId) -> bool {
         let n = &self.nodes[k as usize];
-        n.style == Style::Plain && !n.tagged() && self.key_is(k, "<<")
+        self.merges && n.style == Style::Plain && !n.tagged() && self.key_is(k, "<<")
     }
 
     /// Whether node `k` is a scalar whose value is `key`: what map lookups
@@ -1278,7 +1289,19 @@ impl<'a> Tree<'a> {
 
     /// Line (1-based) and column (1-based) of a node's first character.
     pub fn position(&self, id: NodeId) -> (usize, usize) {
-        line_col(self.src, self.node(id).start as usize)
+        let at = (self.node(id).start as usize).min(self.src.len());
+        let starts = self.lines.get_or_init(|| {
+            std::iter::once(0)
+                .chain(memchr::memchr_iter(b'\n', self.src.as_bytes()).map(|p| p as u32 + 1))
+                .collect()
+        });
+        // The lines starting at or before `at`: the first always does.
+        let line = starts.partition_point(|&s| s as usize <= at);
+        let mut col = self.src[starts[line - 1] as usize..at].chars().count() + 1;
+        if line == 1 && self.src.starts_with('\u{feff}') {
+            col = col.saturating_sub(1).max(1);
+        }
+        (line, col)
     }
 
     /// The YAML path of a node from its document root, such as `spec.templates[3].name`.
@@ -1713,6 +1736,27 @@ impl Iterator for Entries<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `position` (a line index) gives what counting from the start gives,
+    /// for every node: multi-byte characters, a byte order mark, CRLF, the
+    /// first and the last line.
+    #[test]
+    fn position_is_line_col_of_the_node_start() {
+        for src in [
+            "\u{feff}a: 1\nb: [x, \"é\", {c: d}]\n",
+            "k: ü\r\nl:\r\n- ∂: 2\r\n- last",
+            "---\nx\n---\n- 1\n-   y: z\n",
+        ] {
+            let t = Tree::parse(src).expect("parses");
+            for id in 0..t.len() as NodeId {
+                assert_eq!(
+                    t.position(id),
+                    line_col(src, t.node(id).start as usize),
+                    "node {id} of {src:?}"
+                );
+            }
+        }
+    }
 
     /// Flow content indented less than its block (a `]`, a continuation
     /// line of a quoted or plain scalar), which libyaml and Kubernetes'
