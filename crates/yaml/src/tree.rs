@@ -348,15 +348,14 @@ impl<'a> CharToByte<'a> {
     }
 }
 
-/// Checks that `src` is well-formed YAML without building a tree.
 /// A carriage return not followed by a line feed: YAML reads it as a line
 /// break, the editor (which keeps LF and CRLF files as they are) does not,
 /// so such files are refused rather than edited wrongly.
 pub fn bare_cr(src: &str) -> Option<SyntaxError> {
     let b = src.as_bytes();
-    let mut from = 0;
-    while let Some(p) = src[from..].find('\r') {
-        let at = from + p;
+    // The memchr crate's search (SIMD) rather than `str::find`'s: every
+    // input is scanned whole for this.
+    for at in memchr::memchr_iter(b'\r', b) {
         if b.get(at + 1) != Some(&b'\n') {
             let (line, col) = line_col(src, at);
             return Some(SyntaxError {
@@ -367,7 +366,6 @@ pub fn bare_cr(src: &str) -> Option<SyntaxError> {
                 message: "a carriage return (CR) without a line feed is used as a line break; convert the file to LF or CRLF line endings".into(),
             });
         }
-        from = at + 2;
     }
     None
 }
@@ -573,7 +571,7 @@ impl<'a> Tree<'a> {
             copied: Vec::new(),
             decoded: Vec::new(),
             documents: Vec::new(),
-            crlf: full.contains("\r\n"),
+            crlf: memchr::memmem::find(full.as_bytes(), b"\r\n").is_some(),
             anchors: Vec::new(),
             aliases: Vec::new(),
             lines: OnceLock::new(),
