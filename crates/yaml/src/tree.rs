@@ -421,11 +421,18 @@ pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
         .iter()
         .rposition(|&c| c == b'\n')
         .map_or(0, |p| p + 1);
-    let mut col = src[line_start..offset].chars().count() + 1;
+    (line, column(src, line, line_start, offset))
+}
+
+/// The column (1-based, in characters) of byte `offset` on line `line`,
+/// which starts at byte `line_start`; a byte order mark takes no column.
+fn column(src: &str, line: usize, line_start: usize, offset: usize) -> usize {
+    let col = src[line_start..offset].chars().count() + 1;
     if line == 1 && src.starts_with('\u{feff}') {
-        col = col.saturating_sub(1).max(1);
+        col.saturating_sub(1).max(1)
+    } else {
+        col
     }
-    (line, col)
 }
 
 struct Open {
@@ -1295,11 +1302,7 @@ impl<'a> Tree<'a> {
         });
         // The lines starting at or before `at`: the first always does.
         let line = starts.partition_point(|&s| s as usize <= at);
-        let mut col = self.src[starts[line - 1] as usize..at].chars().count() + 1;
-        if line == 1 && self.src.starts_with('\u{feff}') {
-            col = col.saturating_sub(1).max(1);
-        }
-        (line, col)
+        (line, column(self.src, line, starts[line - 1] as usize, at))
     }
 
     /// The YAML path of a node from its document root, such as `spec.templates[3].name`.
