@@ -64,14 +64,13 @@ pub(crate) fn run<T: Send>(text: &str, process: impl FnOnce(Head) -> T + Send) -
 /// several versions included.
 fn skim_pipeline_version(text: &str) -> Option<(Projection, Range<usize>)> {
     const KEY: &str = "\n  pipelineSpec:\n";
-    if text.contains('\r') {
-        return None;
-    }
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     let first = body
         .lines()
         .find(|l| !l.trim().is_empty() && !l.starts_with('#'))?;
-    if !first.starts_with("apiVersion: pipelines.kubeflow.org/") {
+    if !first.starts_with("apiVersion: pipelines.kubeflow.org/")
+        || memchr::memchr(b'\r', text.as_bytes()).is_some()
+    {
         return None;
     }
     let at = text.find(KEY)?;

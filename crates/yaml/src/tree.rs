@@ -10,6 +10,7 @@
 
 use std::fmt;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
@@ -126,6 +127,13 @@ pub struct Tree<'a> {
     anchors: Vec<(usize, NodeId)>,
     /// Each alias node and the anchor node it names.
     aliases: Vec<(NodeId, NodeId)>,
+    /// Where each line of `src` starts, built by the first [`Tree::position`]
+    /// (a policy's reader asks for the place of every node it visits, which
+    /// counting lines from the start each time made quadratic).
+    lines: OnceLock<Vec<u32>>,
+    /// Whether any plain scalar reads `<<`: without one there is no merge
+    /// key, and map lookups need not look for them.
+    merges: bool,
 }
 
 /// A YAML syntax error at a byte offset.
@@ -340,15 +348,14 @@ impl<'a> CharToByte<'a> {
     }
 }
 
-/// Checks that `src` is well-formed YAML without building a tree.
 /// A carriage return not followed by a line feed: YAML reads it as a line
 /// break, the editor (which keeps LF and CRLF files as they are) does not,
 /// so such files are refused rather than edited wrongly.
 pub fn bare_cr(src: &str) -> Option<SyntaxError> {
     let b = src.as_bytes();
-    let mut from = 0;
-    while let Some(p) = src[from..].find('\r') {
-        let at = from + p;
+    // The memchr crate's search (SIMD) rather than `str::find`'s: every
+    // input is scanned whole for this.
+    for at in memchr::memchr_iter(b'\r', b) {
         if b.get(at + 1) != Some(&b'\n') {
             let (line, col) = line_col(src, at);
             return Some(SyntaxError {
@@ -359,7 +366,6 @@ pub fn bare_cr(src: &str) -> Option<SyntaxError> {
                 message: "a carriage return (CR) without a line feed is used as a line break; convert the file to LF or CRLF line endings".into(),
             });
         }
-        from = at + 2;
     }
     None
 }
@@ -415,11 +421,18 @@ pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
         .iter()
         .rposition(|&c| c == b'\n')
         .map_or(0, |p| p + 1);
-    let mut col = src[line_start..offset].chars().count() + 1;
+    (line, column(src, line, line_start, offset))
+}
+
+/// The column (1-based, in characters) of byte `offset` on line `line`,
+/// which starts at byte `line_start`; a byte order mark takes no column.
+fn column(src: &str, line: usize, line_start: usize, offset: usize) -> usize {
+    let col = src[line_start..offset].chars().count() + 1;
     if line == 1 && src.starts_with('\u{feff}') {
-        col = col.saturating_sub(1).max(1);
+        col.saturating_sub(1).max(1)
+    } else {
+        col
     }
-    (line, col)
 }
 
 struct Open {
@@ -565,9 +578,11 @@ impl<'a> Tree<'a> {
             copied: Vec::new(),
             decoded: Vec::new(),
             documents: Vec::new(),
-            crlf: full.contains("\r\n"),
+            crlf: memchr::memmem::find(full.as_bytes(), b"\r\n").is_some(),
             anchors: Vec::new(),
             aliases: Vec::new(),
+            lines: OnceLock::new(),
+            merges: false,
         };
         let mut conv = CharToByte::new(src);
         let mut stack: Vec<Open> = Vec::new();
@@ -599,6 +614,7 @@ impl<'a> Tree<'a> {
                     tree.alias(id, anchor);
                 }
                 Event::Scalar(value, style, anchor, tag) => {
+                    tree.merges |= style == ScalarStyle::Plain && value == "<<";
                     tree.on_scalar(&mut stack, &value, style, anchor > 0, tag.is_some(), s, e);
                     tree.anchor(anchor);
                 }
@@ -1125,7 +1141,7 @@ impl<'a> Tree<'a> {
     /// Whether key node `k` is a YAML merge key (`<<`, plain, untagged).
     pub fn is_merge_key(&self, k: NodeId) -> bool {
         let n = &self.nodes[k as usize];
-        n.style == Style::Plain && !n.tagged() && self.key_is(k, "<<")
+        self.merges && n.style == Style::Plain && !n.tagged() && self.key_is(k, "<<")
     }
 
     /// Whether node `k` is a scalar whose value is `key`: what map lookups
@@ -1278,7 +1294,15 @@ impl<'a> Tree<'a> {
 
     /// Line (1-based) and column (1-based) of a node's first character.
     pub fn position(&self, id: NodeId) -> (usize, usize) {
-        line_col(self.src, self.node(id).start as usize)
+        let at = (self.node(id).start as usize).min(self.src.len());
+        let starts = self.lines.get_or_init(|| {
+            std::iter::once(0)
+                .chain(memchr::memchr_iter(b'\n', self.src.as_bytes()).map(|p| p as u32 + 1))
+                .collect()
+        });
+        // The lines starting at or before `at`: the first always does.
+        let line = starts.partition_point(|&s| s as usize <= at);
+        (line, column(self.src, line, starts[line - 1] as usize, at))
     }
 
     /// The YAML path of a node from its document root, such as `spec.templates[3].name`.
@@ -1713,6 +1737,27 @@ impl Iterator for Entries<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `position` (a line index) gives what counting from the start gives,
+    /// for every node: multi-byte characters, a byte order mark, CRLF, the
+    /// first and the last line.
+    #[test]
+    fn position_is_line_col_of_the_node_start() {
+        for src in [
+            "\u{feff}a: 1\nb: [x, \"é\", {c: d}]\n",
+            "k: ü\r\nl:\r\n- ∂: 2\r\n- last",
+            "---\nx\n---\n- 1\n-   y: z\n",
+        ] {
+            let t = Tree::parse(src).expect("parses");
+            for id in 0..t.len() as NodeId {
+                assert_eq!(
+                    t.position(id),
+                    line_col(src, t.node(id).start as usize),
+                    "node {id} of {src:?}"
+                );
+            }
+        }
+    }
 
     /// Flow content indented less than its block (a `]`, a continuation
     /// line of a quoted or plain scalar), which libyaml and Kubernetes'
