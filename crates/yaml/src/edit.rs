@@ -461,6 +461,30 @@ impl<'t, 'a> Editor<'t, 'a> {
         Err(self.err(key, "complex mapping keys (`? key`) are not supported on the edit path; write the key on one line"))
     }
 
+    /// Whether the key of `value` in the flow mapping `map` is followed by
+    /// its `:`, past any blanks, line breaks and comments (`{? a  # note
+    /// : }`), as opposed to a key with no indicator at all (`{a}`).
+    fn flow_key_has_colon(&self, map: NodeId, value: NodeId) -> bool {
+        let tree = self.tree;
+        if tree.kind(map) != Kind::Map {
+            return false;
+        }
+        let Some(key) = tree.entries(map).find(|&(_, v)| v == value).map(|(k, _)| k) else {
+            return false;
+        };
+        let src = tree.src().as_bytes();
+        let mut i = self.node_end(key);
+        while i < src.len() {
+            match src[i] {
+                b':' => return true,
+                b' ' | b'\t' | b'\r' | b'\n' => i += 1,
+                b'#' => i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |p| i + p),
+                _ => return false,
+            }
+        }
+        false
+    }
+
     // ----- reconcile ---------------------------------------------------------------
 
     fn reconcile(
@@ -771,9 +795,9 @@ impl<'t, 'a> Editor<'t, 'a> {
             // text in the collection's own format.
             let mut text = FlowFormat::of(tree, parent).text(value, self.indent_at(start));
             if start == end && tree.kind(node) == Kind::Scalar {
-                // An implicit null (`{key}` or `{key:}`): give it its indicator.
-                let before = src[..start].trim_end_matches([' ', '\t', '\r', '\n']);
-                text = if before.ends_with(':') {
+                // An implicit null (`{key}` or `{key:}`): give it its
+                // indicator unless the key already has one.
+                text = if self.flow_key_has_colon(parent, node) {
                     format!(" {text}")
                 } else {
                     format!(": {text}")
@@ -1590,6 +1614,28 @@ mod tests {
             insert_node_selector("spec: {a: 1}\n"),
             "spec: {a: 1, nodeSelector: {disktype: ssd}}\n"
         );
+    }
+
+    #[test]
+    fn a_flow_null_after_a_commented_colon_gets_no_second_colon() {
+        let edit_null = |src: &str| {
+            run(
+                src,
+                |t| Flavor::Generic(BlockStyle::detect(t)),
+                |t| {
+                    let root = t.documents[0].root.unwrap();
+                    let pair = t.children(root).next().unwrap();
+                    let (_, null) = t.entries(pair).next().unwrap();
+                    vec![Edit::Reconcile {
+                        node: null,
+                        desired: Value::str("x"),
+                        placement: Placement::AsDesired,
+                    }]
+                },
+            )
+        };
+        assert_eq!(edit_null("[? a b:  # c\n,]\n"), "[? a b:  # c\n x,]\n");
+        assert_eq!(edit_null("[? a  # c\n]\n"), "[? a  # c\n: x]\n");
     }
 
     #[test]
