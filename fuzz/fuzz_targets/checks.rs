@@ -229,5 +229,9 @@ pub fn quick(data: &[u8]) {
             kfsched_yaml::tree::check_syntax(text),
             "the quick check accepts text the parser refuses:\n{text}"
         );
+        // The tree built on the way by the check is the parser's.
+        let quick = Tree::parse(text).map(|t| t.dump());
+        let by_parser = Tree::parse_by_parser(text).map(|t| t.dump());
+        assert_eq!(quick, by_parser, "the quick tree differs:\n{text}");
     }
 }

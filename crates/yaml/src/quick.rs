@@ -15,6 +15,8 @@
 //! parser accepts": the unit tests mutate valid text byte by byte against
 //! the parser, and the `quick` fuzz target does the same on random input.
 
+use crate::tree::Style;
+
 /// Whether `text` is certainly valid YAML (see the module docs).
 pub fn accepts(text: &str) -> bool {
     gives_up_at(text).is_none()
@@ -22,21 +24,71 @@ pub fn accepts(text: &str) -> bool {
 
 /// The line (1-based) where the check gave up, or `None` when it accepts.
 pub fn gives_up_at(text: &str) -> Option<usize> {
-    let mut c = Checker::default();
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    run(text, 0, ()).0
+}
+
+/// What the check reports as it reads, in the order and at the offsets
+/// (bytes of the whole text) saphyr-parser gives its events, so that the
+/// span tree of an accepted text can be built on the way ([`Tree::parse`]).
+/// Every method but [`Sink::unsure`] is told only of text the check has
+/// accepted so far.
+///
+/// [`Tree::parse`]: crate::Tree::parse
+pub(crate) trait Sink {
+    /// The document starts with its first node at `at`.
+    fn document(&mut self, _at: usize) {}
+    /// A block collection starts (the parser's start event at `at`).
+    fn open(&mut self, _at: usize, _seq: bool) {}
+    /// The block collection opened last ends.
+    fn close(&mut self) {}
+    /// An empty flow collection (`{}` or `[]`) at `at`.
+    fn empty_flow(&mut self, _at: usize, _seq: bool) {}
+    /// A scalar written at `s..e` (through the closing quote).
+    fn scalar(&mut self, _s: usize, _e: usize, _style: Style) {}
+    /// An empty value, reported at `at` (a key's `:`, just past a `-`).
+    fn null(&mut self, _at: usize) {}
+    /// Whether to go on past text the sink cannot place the parser's
+    /// events for (the check alone always goes on).
+    fn unsure(&mut self) -> bool {
+        true
+    }
+}
+
+impl Sink for () {}
+
+/// Checks `text[base..]`, telling `sink` what it reads; gives the line
+/// where it gave up (`None`: accepted) and the sink.
+pub(crate) fn run<S: Sink>(text: &str, base: usize, sink: S) -> (Option<usize>, S) {
+    let mut c = Checker {
+        stack: Vec::new(),
+        pending: None,
+        scalar: Scalar::None,
+        open: (0, 0),
+        started: false,
+        at: 0,
+        sink,
+    };
+    let body = &text[base..];
+    let bom = if body.starts_with('\u{feff}') { 3 } else { 0 };
+    let body = &body[bom..];
     let mut n = 0;
     let mut start = 0;
-    let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
+    let ends = memchr::memchr_iter(b'\n', body.as_bytes()).chain(std::iter::once(body.len()));
     for end in ends {
         n += 1;
-        let raw = &text[start..end];
+        let raw = &body[start..end];
+        c.at = base + bom + start;
         start = end + 1;
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         if !c.line(line) {
-            return Some(n);
+            return (Some(n), c.sink);
         }
     }
-    matches!(c.scalar, Scalar::Single(_) | Scalar::Double(_)).then_some(n)
+    if matches!(c.scalar, Scalar::Single(_) | Scalar::Double(_)) {
+        return (Some(n), c.sink);
+    }
+    c.finish();
+    (None, c.sink)
 }
 
 /// A multi-line scalar being read, with the column its lines must be
@@ -59,14 +111,28 @@ struct Ctx {
     indentless: bool,
 }
 
-#[derive(Default)]
-struct Checker {
+/// After `key:` or `-` with nothing on the line.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    /// The column of the key or dash.
+    col: usize,
+    /// Whether a sequence may start at that same column.
+    indentless_ok: bool,
+    /// Byte offset where the parser reports an empty value.
+    indicator: usize,
+}
+
+struct Checker<S> {
     stack: Vec<Ctx>,
-    /// After `key:` or `-` with nothing on the line: (its column, whether
-    /// a sequence may start at that same column).
-    pending: Option<(usize, bool)>,
+    pending: Option<Pending>,
     scalar: Scalar,
+    /// Where the value scalar being read starts, and where its text read
+    /// so far ends (a plain scalar's, without trailing blanks).
+    open: (usize, usize),
     started: bool,
+    /// Byte offset of the line being read.
+    at: usize,
+    sink: S,
 }
 
 /// How a quoted scalar's text on one line ends.
@@ -214,8 +280,9 @@ fn plain_start(s: &str) -> bool {
 }
 
 /// A key at the start of `rest`: `None` when the line is not `key:` or
-/// `key: value`; otherwise the value text (`None` when empty).
-fn key_line(rest: &str) -> Option<Option<&str>> {
+/// `key: value`; otherwise the key's length (through a closing quote) and
+/// the value text (`None` when empty).
+fn key_line(rest: &str) -> Option<(usize, Option<&str>)> {
     let b = rest.as_bytes();
     let after = match b[0] {
         b'\'' => match single(&rest[1..]) {
@@ -238,21 +305,22 @@ fn key_line(rest: &str) -> Option<Option<&str>> {
         }
         _ => return None,
     };
-    if rest.len() - after.len() > 1000 {
+    let key = rest.len() - after.len();
+    if key > 1000 {
         return None;
     }
     let value = after.strip_prefix(':')?;
     if value.is_empty() {
-        return Some(None);
+        return Some((key, None));
     }
     if !value.starts_with(' ') {
         return None;
     }
     let v = value.trim_start_matches(' ');
-    Some((!v.is_empty()).then_some(v))
+    Some((key, (!v.is_empty()).then_some(v)))
 }
 
-impl Checker {
+impl<S: Sink> Checker<S> {
     fn line(&mut self, line: &str) -> bool {
         if line.bytes().any(|b| !(b' '..=b'~').contains(&b)) {
             return false;
@@ -267,7 +335,8 @@ impl Checker {
                 if indent <= owner {
                     return false;
                 }
-                let q = if matches!(self.scalar, Scalar::Single(_)) {
+                let is_single = matches!(self.scalar, Scalar::Single(_));
+                let q = if is_single {
                     single(rest)
                 } else {
                     double(rest)
@@ -275,6 +344,13 @@ impl Checker {
                 return match q {
                     Quoted::Closed(after) => {
                         self.scalar = Scalar::None;
+                        let style = if is_single {
+                            Style::SingleQuoted
+                        } else {
+                            Style::DoubleQuoted
+                        };
+                        let end = self.at + line.len() - after.len();
+                        self.sink.scalar(self.open.0, end, style);
                         blank(after)
                     }
                     Quoted::Open => true,
@@ -288,9 +364,10 @@ impl Checker {
                 if indent > owner && !rest.starts_with('#') {
                     // A continuation line: indicators are ordinary there,
                     // except the ones that could start a block entry.
+                    self.open.1 = self.at + indent + rest.trim_end_matches(' ').len();
                     return !matches!(rest.as_bytes()[0], b'-' | b'?' | b':') && plain_body(rest);
                 }
-                self.scalar = Scalar::None;
+                self.end_plain();
             }
             Scalar::None => {}
         }
@@ -300,21 +377,51 @@ impl Checker {
         self.structure(indent, rest)
     }
 
+    /// The plain scalar being read ends.
+    fn end_plain(&mut self) {
+        self.scalar = Scalar::None;
+        self.sink.scalar(self.open.0, self.open.1, Style::Plain);
+    }
+
+    /// The end of the text: what is still open ends.
+    fn finish(&mut self) {
+        if matches!(self.scalar, Scalar::Plain(_)) {
+            self.end_plain();
+        }
+        if let Some(p) = self.pending.take() {
+            self.sink.null(p.indicator);
+        }
+        for _ in self.stack.drain(..) {
+            self.sink.close();
+        }
+    }
+
     fn structure(&mut self, indent: usize, rest: &str) -> bool {
         let seq = is_seq_item(rest);
-        if let Some((owner, indentless_ok)) = self.pending.take() {
-            if indent > owner {
+        let here = self.at + indent;
+        if let Some(p) = self.pending.take() {
+            if indent > p.col {
                 self.stack.push(Ctx {
                     indent,
                     seq,
                     indentless: false,
                 });
-            } else if indent == owner && indentless_ok && seq {
+                self.sink.open(here, seq);
+            } else if indent == p.col && p.indentless_ok && seq {
                 self.stack.push(Ctx {
                     indent,
                     seq,
                     indentless: true,
                 });
+                // The parser starts a sequence at its key's column where
+                // its first item's content starts.
+                let body = rest[1..].trim_start_matches(' ');
+                if body.is_empty() && !self.sink.unsure() {
+                    return false;
+                }
+                self.sink.open(here + rest.len() - body.len(), seq);
+            } else {
+                self.sink.null(p.indicator);
             }
         }
         if self.stack.is_empty() {
@@ -327,10 +434,13 @@ impl Checker {
                 seq,
                 indentless: false,
             });
+            self.sink.document(here);
+            self.sink.open(here, seq);
         }
         while let Some(top) = self.stack.last() {
             if top.indent > indent || (top.indentless && top.indent == indent && !seq) {
                 self.stack.pop();
+                self.sink.close();
             } else {
                 break;
             }
@@ -352,7 +462,12 @@ impl Checker {
         let after = &rest[1..];
         let body = after.trim_start_matches(' ');
         if body.is_empty() {
-            self.pending = Some((indent, false));
+            // The parser reports the empty value of a `-` just past it.
+            self.pending = Some(Pending {
+                col: indent,
+                indentless_ok: false,
+                indicator: self.at + indent + 1,
+            });
             return true;
         }
         if is_seq_item(body) || body.starts_with('#') {
@@ -365,44 +480,75 @@ impl Checker {
                 seq: false,
                 indentless: false,
             });
+            self.sink.open(self.at + col, false);
             return self.key_entry(col, body);
         }
-        self.value(indent, body)
+        self.value(indent, body, self.at + col)
     }
 
     fn key_entry(&mut self, indent: usize, rest: &str) -> bool {
-        match key_line(rest) {
-            None => false,
-            Some(None) => {
-                self.pending = Some((indent, true));
+        let Some((len, value)) = key_line(rest) else {
+            return false;
+        };
+        let at = self.at + indent;
+        let style = match rest.as_bytes()[0] {
+            b'\'' => Style::SingleQuoted,
+            b'"' => Style::DoubleQuoted,
+            _ => Style::Plain,
+        };
+        self.sink.scalar(at, at + len, style);
+        match value {
+            None => {
+                self.pending = Some(Pending {
+                    col: indent,
+                    indentless_ok: true,
+                    indicator: at + len,
+                });
                 true
             }
-            Some(Some(v)) => self.value(indent, v),
+            Some(v) => self.value(indent, v, at + rest.len() - v.len()),
         }
     }
 
-    /// A value on the line of its key or dash; `owner` is that column.
-    fn value(&mut self, owner: usize, v: &str) -> bool {
+    /// A value at byte `at` on the line of its key or dash; `owner` is
+    /// that column.
+    fn value(&mut self, owner: usize, v: &str, at: usize) -> bool {
         let quoted = match v.as_bytes()[0] {
             b'"' => double(&v[1..]),
             b'\'' => single(&v[1..]),
-            b'{' | b'[' => return matches!(v.trim_end_matches(' '), "{}" | "[]"),
+            b'{' | b'[' => {
+                let ok = matches!(v.trim_end_matches(' '), "{}" | "[]");
+                if ok {
+                    self.sink.empty_flow(at, v.starts_with('['));
+                }
+                return ok;
+            }
             _ => {
                 if !plain_start(v) {
                     return false;
                 }
                 self.scalar = Scalar::Plain(owner);
+                self.open = (at, at + v.trim_end_matches(' ').len());
                 return true;
             }
         };
+        let style = if v.starts_with('"') {
+            Style::DoubleQuoted
+        } else {
+            Style::SingleQuoted
+        };
         match quoted {
-            Quoted::Closed(after) => blank(after),
+            Quoted::Closed(after) => {
+                self.sink.scalar(at, at + v.len() - after.len(), style);
+                blank(after)
+            }
             Quoted::Open => {
-                self.scalar = if v.starts_with('"') {
+                self.scalar = if style == Style::DoubleQuoted {
                     Scalar::Double(owner)
                 } else {
                     Scalar::Single(owner)
                 };
+                self.open = (at, at);
                 true
             }
             Quoted::Bad => false,
@@ -413,7 +559,16 @@ impl Checker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Tree;
     use crate::tree::check_syntax;
+
+    /// The tree built on the way by the check is the parser's, node for
+    /// node, when the check accepts `text`.
+    fn same_tree(text: &str) {
+        let by_parser = Tree::parse_by_parser(text).map(|t| t.dump());
+        let quick = Tree::parse(text).map(|t| t.dump());
+        assert_eq!(quick, by_parser, "{text:?}");
+    }
 
     const SAMPLE: &str = "# PIPELINE DEFINITION\n# Name: p\ncomponents:\n  comp-a:\n    executorLabel: exec-a\n    inputDefinitions:\n      parameters:\n        n:\n          parameterType: NUMBER_INTEGER\ndeploymentSpec:\n  executors:\n    exec-a:\n      container:\n        args:\n        - --executor_input\n        - '{{$}}'\n        command:\n        - sh\n        - \"\\nif ! [ -x \\\"$(command -v pip)\\\" ]; then\\n    python3 -m ensurepip ||\\\n          \\ python3 -m ensurepip --user\\n\\u00e9\\n\"\n        - 'program_path=$(mktemp -d)\n\n\n          printf \"%s\" \"$0\"\n\n          '\n        image: python:3.11-slim\npipelineInfo:\n  description: a long description, that PyYAML folds\n    over two lines [x]\n    != 'heads'\n  name: p\nroot:\n  dag:\n    tasks:\n      a:\n        cachingOptions: {}\n        dependentTasks: []\n        taskInfo:\n          name: 'Train checkpoint shard 1'\n  inputDefinitions:\n    parameters:\n      - name: x\n        value: 1\n      -\n        name: y\nschemaVersion: 2.1.0\nsdkVersion: kfp-2.17.3\n";
 
@@ -453,6 +608,45 @@ mod tests {
         }
     }
 
+    #[test]
+    fn builds_the_parsers_tree() {
+        for text in [
+            SAMPLE,
+            &SAMPLE.replace('\n', "\r\n"),
+            &format!("\u{feff}{SAMPLE}"),
+            "# c\n# d\nkey: v\nlist:\n- a\n- b: 1\n  c: x\n-\n  - z\nm:\n  n: \"q\\tx\"\n  e:\n  f: {}\n  g: plain\n    more here\n\n\n    and\n  h: 'it''s\n    two'\nlast:\n",
+            "- a\n-\n- [] \n- 'x'\n-\n",
+            "a:\n- b\nc: d\n",
+            "a:\n  - b\n  -\n  - c: <<\n    d:\n",
+            "a:   x  \n'b c':\n- \"d\"\n\"e\": []\n",
+        ] {
+            same_tree(text);
+        }
+    }
+
+    /// Files SDKs wrote: the committed fixtures the check accepts.
+    #[test]
+    fn builds_the_parsers_tree_for_every_fixture() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+        let mut accepted = 0;
+        let mut stack = vec![root];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "yaml") {
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    if accepts(&text) {
+                        accepted += 1;
+                        same_tree(&text);
+                    }
+                }
+            }
+        }
+        assert!(accepted > 50, "{accepted}");
+    }
+
     /// Every single-byte change of the sample: accepted implies parsed.
     #[test]
     fn accepted_mutants_parse() {
@@ -486,6 +680,7 @@ mod tests {
                 if accepts(text) {
                     accepted += 1;
                     assert!(check_syntax(text), "accepted but invalid: {text:?}");
+                    same_tree(text);
                 }
             }
         }

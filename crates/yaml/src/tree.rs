@@ -435,6 +435,100 @@ fn column(src: &str, line: usize, line_start: usize, offset: usize) -> usize {
     }
 }
 
+/// Builds the tree of a text [`crate::quick`] accepts as it checks it.
+struct QuickBuilder<'a> {
+    tree: Tree<'a>,
+    stack: Vec<Open>,
+}
+
+impl crate::quick::Sink for QuickBuilder<'_> {
+    fn document(&mut self, at: usize) {
+        self.tree.documents.push(Document {
+            root: None,
+            explicit_start: false,
+            start: at as u32,
+        });
+    }
+
+    fn open(&mut self, at: usize, seq: bool) {
+        let at = at as u32;
+        (self.tree).on_collection_start(&mut self.stack, !seq, false, false, at, at);
+    }
+
+    fn close(&mut self) {
+        self.tree.on_collection_end(&mut self.stack, 0);
+    }
+
+    fn empty_flow(&mut self, at: usize, seq: bool) {
+        let at = at as u32;
+        (self.tree).on_collection_start(&mut self.stack, !seq, false, false, at, at + 1);
+        self.tree.on_collection_end(&mut self.stack, at + 1);
+    }
+
+    fn scalar(&mut self, s: usize, e: usize, style: Style) {
+        let text = &self.tree.src[s..e];
+        let folded;
+        let value = match style {
+            Style::Plain if memchr::memchr(b'\n', text.as_bytes()).is_some() => {
+                folded = fold_plain(text);
+                Some(folded.as_str())
+            }
+            Style::Plain => Some(text),
+            _ => {
+                let inner = &text[1..text.len() - 1];
+                let special: &[u8] = if style == Style::DoubleQuoted {
+                    b"\\\n"
+                } else {
+                    b"'\n"
+                };
+                (!inner.bytes().any(|b| special.contains(&b))).then_some(inner)
+            }
+        };
+        let (s, e) = (s as u32, e as u32);
+        (self.tree).on_scalar(&mut self.stack, value, style, (false, false), s, e);
+    }
+
+    fn null(&mut self, at: usize) {
+        let at = at as u32;
+        (self.tree).on_scalar(
+            &mut self.stack,
+            Some(""),
+            Style::Plain,
+            (false, false),
+            at,
+            at,
+        );
+    }
+
+    fn unsure(&mut self) -> bool {
+        false
+    }
+}
+
+/// The value of a plain scalar written over several lines: each line
+/// break between two lines of text reads as a space, and each blank line
+/// as a line break.
+fn fold_plain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut breaks = 0;
+    for (i, line) in text.split('\n').enumerate() {
+        let line = line.trim_matches([' ', '\r']);
+        if line.is_empty() {
+            breaks += 1;
+            continue;
+        }
+        if i > 0 {
+            if breaks == 0 {
+                out.push(' ');
+            }
+            out.extend(std::iter::repeat_n('\n', breaks));
+        }
+        breaks = 0;
+        out.push_str(line);
+    }
+    out
+}
+
 struct Open {
     node: NodeId,
     /// Children pushed so far (in a mapping, even means a key comes next).
@@ -449,9 +543,87 @@ impl<'a> Tree<'a> {
         Tree::parse_from(src, 0)
     }
 
+    /// A tree of no nodes over `full`, with room for the nodes of `len` bytes.
+    fn empty(full: &'a str, len: usize) -> Tree<'a> {
+        Tree {
+            src: full,
+            nodes: Vec::with_capacity(len / 12),
+            arena: String::new(),
+            copied: Vec::new(),
+            decoded: Vec::new(),
+            documents: Vec::new(),
+            crlf: memchr::memmem::find(full.as_bytes(), b"\r\n").is_some(),
+            anchors: Vec::new(),
+            aliases: Vec::new(),
+            lines: OnceLock::new(),
+            merges: false,
+        }
+    }
+
+    /// The tree of `full[base..]` built by the quick check, when it
+    /// accepts the text (PyYAML's block output: one pass over the lines
+    /// instead of the parser's tokens and events); `None` otherwise.
+    fn parse_quick(full: &'a str, base: usize) -> Option<Tree<'a>> {
+        let builder = QuickBuilder {
+            tree: Tree::empty(full, full.len() - base),
+            stack: Vec::new(),
+        };
+        match crate::quick::run(full, base, builder) {
+            (None, b) if !b.tree.documents.is_empty() => Some(b.tree),
+            _ => None,
+        }
+    }
+
     /// Parses the stream that starts at byte `base` of `src` (a document
     /// boundary), with offsets that still count from the start of `src`.
     pub fn parse_from(full: &'a str, base: usize) -> Result<Tree<'a>, SyntaxError> {
+        Tree::parse_with(full, base, true)
+    }
+
+    /// [`Tree::parse`] always through the parser, never the quick check:
+    /// for holding the two builds equal (tests, the `quick` fuzz target).
+    #[doc(hidden)]
+    pub fn parse_by_parser(src: &'a str) -> Result<Tree<'a>, SyntaxError> {
+        Tree::parse_with(src, 0, false)
+    }
+
+    /// Everything the tree holds, as text: for comparing two builds of it.
+    #[doc(hidden)]
+    pub fn dump(&self) -> String {
+        use std::fmt::Write;
+        let mut out = format!(
+            "crlf {} merges {} documents {:?}\n",
+            self.crlf, self.merges, self.documents
+        );
+        for (id, n) in self.nodes.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "{id} {:?} {:?} flags {} {}..{} parent {} after {} {:?}",
+                n.kind,
+                n.style,
+                n.flags,
+                n.start,
+                n.end,
+                n.parent as i64,
+                n.after as i64,
+                self.scalar(id as NodeId)
+            );
+        }
+        let _ = write!(
+            out,
+            "copied {:?}\ndecoded {:?}\nanchors {:?} aliases {:?}\n",
+            self.copied,
+            self.decoded
+                .iter()
+                .map(|d| (d.node, d.at))
+                .collect::<Vec<_>>(),
+            self.anchors,
+            self.aliases
+        );
+        out
+    }
+
+    fn parse_with(full: &'a str, base: usize, quick: bool) -> Result<Tree<'a>, SyntaxError> {
         let src = &full[base..];
         if let Some(e) = bare_cr(src) {
             let (line, col) = line_col(full, base + e.offset);
@@ -470,6 +642,9 @@ impl<'a> Tree<'a> {
                 path: String::new(),
                 message: "file is larger than 4 GiB".into(),
             });
+        }
+        if quick && let Some(tree) = Tree::parse_quick(full, base) {
+            return Ok(tree);
         }
         // saphyr-parser holds flow content (a `]`, a continuation line of a
         // quoted or plain scalar in brackets) to the enclosing block's
@@ -571,19 +746,7 @@ impl<'a> Tree<'a> {
     ) -> Result<Tree<'a>, (SyntaxError, String)> {
         let src = &reading[base..];
         let shadow = shifts.text(src);
-        let mut tree = Tree {
-            src: full,
-            nodes: Vec::with_capacity(src.len() / 12),
-            arena: String::new(),
-            copied: Vec::new(),
-            decoded: Vec::new(),
-            documents: Vec::new(),
-            crlf: memchr::memmem::find(full.as_bytes(), b"\r\n").is_some(),
-            anchors: Vec::new(),
-            aliases: Vec::new(),
-            lines: OnceLock::new(),
-            merges: false,
-        };
+        let mut tree = Tree::empty(full, src.len());
         let mut conv = CharToByte::new(src);
         let mut stack: Vec<Open> = Vec::new();
         let mut parser = Parser::new_from_str(shadow.as_deref().unwrap_or(src));
@@ -614,8 +777,15 @@ impl<'a> Tree<'a> {
                     tree.alias(id, anchor);
                 }
                 Event::Scalar(value, style, anchor, tag) => {
-                    tree.merges |= style == ScalarStyle::Plain && value == "<<";
-                    tree.on_scalar(&mut stack, &value, style, anchor > 0, tag.is_some(), s, e);
+                    let style = match style {
+                        ScalarStyle::Plain => Style::Plain,
+                        ScalarStyle::SingleQuoted => Style::SingleQuoted,
+                        ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
+                        ScalarStyle::Literal => Style::Literal,
+                        ScalarStyle::Folded => Style::Folded,
+                    };
+                    let marks = (anchor > 0, tag.is_some());
+                    tree.on_scalar(&mut stack, Some(&value), style, marks, s, e);
                     tree.anchor(anchor);
                 }
                 Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
@@ -687,26 +857,20 @@ impl<'a> Tree<'a> {
         )
     }
 
-    /// A scalar event spanning `s..e` (as the parser reports it).
-    #[allow(clippy::too_many_arguments)]
+    /// A scalar event spanning `s..e` (as the parser reports it), with
+    /// its value, or `None` for a quoted scalar to be decoded from its
+    /// source; `marks`: whether it has an anchor, and a tag.
     fn on_scalar(
         &mut self,
         stack: &mut [Open],
-        value: &str,
-        style: ScalarStyle,
-        anchored: bool,
-        tagged: bool,
+        value: Option<&str>,
+        style: Style,
+        (anchored, tagged): (bool, bool),
         s: u32,
         e: u32,
     ) {
         let full = self.src;
-        let style = match style {
-            ScalarStyle::Plain => Style::Plain,
-            ScalarStyle::SingleQuoted => Style::SingleQuoted,
-            ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
-            ScalarStyle::Literal => Style::Literal,
-            ScalarStyle::Folded => Style::Folded,
-        };
+        self.merges |= style == Style::Plain && value == Some("<<");
         let is_key = stack
             .last()
             .is_some_and(|o| self.nodes[o.node as usize].kind == Kind::Map && o.count % 2 == 0);
@@ -725,7 +889,7 @@ impl<'a> Tree<'a> {
         // stays before its `:`, where its mapping's column is. An implicit
         // null in a flow mapping (`{key}`) is reported on the closing
         // bracket: make it zero-width before it.
-        let (s, end) = if value.is_empty() && style == Style::Plain && !tagged && !anchored {
+        let (s, end) = if value == Some("") && style == Style::Plain && !tagged && !anchored {
             match full.as_bytes().get(s as usize) {
                 Some(b':' | b'-') if s == end && !is_key => (s + 1, s + 1),
                 Some(b'}' | b']' | b',') => (s, s),
@@ -877,13 +1041,20 @@ impl<'a> Tree<'a> {
     fn set_text(
         &mut self,
         id: NodeId,
-        value: &str,
+        value: Option<&str>,
         style: Style,
         s: usize,
         e: usize,
         marked: bool,
     ) {
         let src = self.src;
+        let Some(value) = value else {
+            // A quoted scalar the quick check read ([`crate::quick`]):
+            // the decoder reads it (the `quick` fuzz target holds the two
+            // readings equal).
+            self.decode_from(id, s);
+            return;
+        };
         match style {
             Style::Plain if src.get(s..e) == Some(value) => return,
             Style::SingleQuoted | Style::DoubleQuoted
@@ -903,18 +1074,23 @@ impl<'a> Tree<'a> {
         };
         let parent = at.and_then(|at| self.indentation_at(id, at));
         if let Some(at) = at.filter(|&at| crate::decode::gives(src, at, parent, value)) {
-            self.nodes[id as usize].flags |= DECODED;
-            self.decoded.push(Decoded {
-                node: id,
-                at: at as u32,
-                value: std::sync::OnceLock::new(),
-            });
+            self.decode_from(id, at);
             return;
         }
         self.nodes[id as usize].flags |= COPIED;
         self.copied
             .push((id, self.arena.len() as u32, value.len() as u32));
         self.arena.push_str(value);
+    }
+
+    /// Marks scalar `id` as decoded from its source at `at` when asked.
+    fn decode_from(&mut self, id: NodeId, at: usize) {
+        self.nodes[id as usize].flags |= DECODED;
+        self.decoded.push(Decoded {
+            node: id,
+            at: at as u32,
+            value: std::sync::OnceLock::new(),
+        });
     }
 
     /// The source text.
