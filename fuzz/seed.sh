@@ -12,9 +12,9 @@ for f in ../testdata/cases/*/input.yaml ../testdata/bad/*/input.yaml ../testdata
   { printf '%016x' "$((i * 104729))"; cat "$f"; } > "corpus/editor/seed-$i"
 done
 mkdir -p corpus/quick
-for f in ../testdata/golden/v2/*/plain.yaml ../testdata/golden/corpus-v2/*/plain.yaml ../fuzz/regressions/quick/*; do
+for f in ../testdata/golden/v2/*/plain.yaml ../testdata/golden/corpus-v2/*/plain.yaml ../testdata/golden/v1/*/plain.yaml ../testdata/golden/corpus-v1/*/plain.yaml ../fuzz/regressions/quick/*; do
   if [ "$(wc -c < "$f")" -lt 40000 ]; then
-    cp "$f" "corpus/quick/$(basename "$(dirname "$f")")-$(basename "$f")"
+    cp "$f" "corpus/quick/$(basename "$(dirname "$(dirname "$f")")")-$(basename "$(dirname "$f")")-$(basename "$f")"
   fi
 done
 for i in $(seq 1 40); do head -c 64 /dev/urandom > "corpus/emit_roundtrip/seed-$i"; done

@@ -439,17 +439,41 @@ fn column(src: &str, line: usize, line_start: usize, offset: usize) -> usize {
 struct QuickBuilder<'a> {
     tree: Tree<'a>,
     stack: Vec<Open>,
+    /// The events of the flow collection being read (kept for the next).
+    flow: Vec<crate::quick::FlowEvent>,
 }
 
 impl crate::quick::Sink for QuickBuilder<'_> {
-    fn document(&mut self, at: usize) {
+    fn document(&mut self, at: usize, explicit: bool) {
         self.tree.documents.push(Document {
             root: None,
-            explicit_start: false,
+            explicit_start: explicit,
             start: at as u32,
         });
     }
 
+    /// Reads the flow collection: PyYAML's leaf collections of scalars
+    /// quickly ([`crate::quick::read_flow`]), anything else with the parser.
+    fn flow(&mut self, s: usize, e: usize) -> bool {
+        let mut events = std::mem::take(&mut self.flow);
+        let read = crate::quick::read_flow(&self.tree.src[s..e], &mut events);
+        if read {
+            use crate::quick::FlowEvent;
+            for &event in &events {
+                let stack = &mut self.stack;
+                match event {
+                    FlowEvent::Open { at, seq } => {
+                        let at = (s + at) as u32;
+                        (self.tree).on_collection_start(stack, !seq, false, false, at, at + 1);
+                    }
+                    FlowEvent::Close { at } => self.tree.on_collection_end(stack, (s + at) as u32),
+                    FlowEvent::Scalar { s: a, e: b, style } => self.scalar(s + a, s + b, style),
+                }
+            }
+        }
+        self.flow = events;
+        read || self.flow_by_parser(s, e)
+    }
     fn open(&mut self, at: usize, seq: bool) {
         let at = at as u32;
         (self.tree).on_collection_start(&mut self.stack, !seq, false, false, at, at);
@@ -474,7 +498,7 @@ impl crate::quick::Sink for QuickBuilder<'_> {
                 Some(folded.as_str())
             }
             Style::Plain => Some(text),
-            _ => {
+            Style::SingleQuoted | Style::DoubleQuoted => {
                 let inner = &text[1..text.len() - 1];
                 let special: &[u8] = if style == Style::DoubleQuoted {
                     b"\\\n"
@@ -483,6 +507,7 @@ impl crate::quick::Sink for QuickBuilder<'_> {
                 };
                 (!inner.bytes().any(|b| special.contains(&b))).then_some(inner)
             }
+            _ => None,
         };
         let (s, e) = (s as u32, e as u32);
         (self.tree).on_scalar(&mut self.stack, value, style, (false, false), s, e);
@@ -502,6 +527,52 @@ impl crate::quick::Sink for QuickBuilder<'_> {
 
     fn unsure(&mut self) -> bool {
         false
+    }
+}
+
+impl QuickBuilder<'_> {
+    /// Reads the flow collection at `s..e` with the parser, on its own: in
+    /// flow context indentation means nothing (the check holds every line
+    /// past the block's column), so its events are those the parser gives
+    /// it in the whole text, moved by its offset.
+    fn flow_by_parser(&mut self, s: usize, e: usize) -> bool {
+        let mut parser = Parser::new_from_str(&self.tree.src[s..e]);
+        while let Some(event) = parser.next_event() {
+            let Ok((event, span)) = event else {
+                return false;
+            };
+            // Only ASCII reaches here: character indices are bytes.
+            let (a, b) = (
+                (s + span.start.index()) as u32,
+                (s + span.end.index()) as u32,
+            );
+            let stack = &mut self.stack;
+            match event {
+                Event::Scalar(value, style, 0, None) => {
+                    let style = match style {
+                        ScalarStyle::Plain => Style::Plain,
+                        ScalarStyle::SingleQuoted => Style::SingleQuoted,
+                        ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
+                        _ => return false,
+                    };
+                    (self.tree).on_scalar(stack, Some(&value), style, (false, false), a, b);
+                }
+                Event::SequenceStart(0, None) => {
+                    (self.tree).on_collection_start(stack, false, false, false, a, b)
+                }
+                Event::MappingStart(0, None) => {
+                    (self.tree).on_collection_start(stack, true, false, false, a, b)
+                }
+                Event::SequenceEnd | Event::MappingEnd => self.tree.on_collection_end(stack, a),
+                Event::StreamStart
+                | Event::StreamEnd
+                | Event::DocumentStart(false)
+                | Event::DocumentEnd
+                | Event::Nothing => {}
+                _ => return false,
+            }
+        }
+        true
     }
 }
 
@@ -563,10 +634,12 @@ impl<'a> Tree<'a> {
     /// The tree of `full[base..]` built by the quick check, when it
     /// accepts the text (PyYAML's block output: one pass over the lines
     /// instead of the parser's tokens and events); `None` otherwise.
-    fn parse_quick(full: &'a str, base: usize) -> Option<Tree<'a>> {
+    #[doc(hidden)]
+    pub fn parse_quick(full: &'a str, base: usize) -> Option<Tree<'a>> {
         let builder = QuickBuilder {
             tree: Tree::empty(full, full.len() - base),
             stack: Vec::new(),
+            flow: Vec::new(),
         };
         match crate::quick::run(full, base, builder) {
             (None, b) if !b.tree.documents.is_empty() => Some(b.tree),
@@ -1048,16 +1121,9 @@ impl<'a> Tree<'a> {
         marked: bool,
     ) {
         let src = self.src;
-        let Some(value) = value else {
-            // A quoted scalar the quick check read ([`crate::quick`]):
-            // the decoder reads it (the `quick` fuzz target holds the two
-            // readings equal).
-            self.decode_from(id, s);
-            return;
-        };
-        match style {
-            Style::Plain if src.get(s..e) == Some(value) => return,
-            Style::SingleQuoted | Style::DoubleQuoted
+        match (style, value) {
+            (Style::Plain, Some(value)) if src.get(s..e) == Some(value) => return,
+            (Style::SingleQuoted | Style::DoubleQuoted, Some(value))
                 if e >= s + 2 && src.get(s + 1..e - 1) == Some(value) =>
             {
                 return;
@@ -1071,6 +1137,13 @@ impl<'a> Tree<'a> {
             Style::SingleQuoted | Style::DoubleQuoted => Some(s),
             Style::Literal | Style::Folded => block_scalar_header(src, s).map(|h| h.0),
             _ => None,
+        };
+        let Some(value) = value else {
+            // A quoted or block scalar the quick check read
+            // ([`crate::quick`]): the decoder reads it (the `quick` fuzz
+            // target holds the two readings equal).
+            self.decode_from(id, at.unwrap_or(s));
+            return;
         };
         let parent = at.and_then(|at| self.indentation_at(id, at));
         if let Some(at) = at.filter(|&at| crate::decode::gives(src, at, parent, value)) {
