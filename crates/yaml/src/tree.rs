@@ -636,6 +636,15 @@ impl<'a> Tree<'a> {
     /// instead of the parser's tokens and events); `None` otherwise.
     #[doc(hidden)]
     pub fn parse_quick(full: &'a str, base: usize) -> Option<Tree<'a>> {
+        if bare_cr(&full[base..]).is_some() || full.len() >= u32::MAX as usize {
+            return None;
+        }
+        Tree::quick_tree(full, base)
+    }
+
+    /// [`Tree::parse_quick`] of a text without bare carriage returns and
+    /// under 4 GiB.
+    fn quick_tree(full: &'a str, base: usize) -> Option<Tree<'a>> {
         let builder = QuickBuilder {
             tree: Tree::empty(full, full.len() - base),
             stack: Vec::new(),
@@ -716,7 +725,7 @@ impl<'a> Tree<'a> {
                 message: "file is larger than 4 GiB".into(),
             });
         }
-        if quick && let Some(tree) = Tree::parse_quick(full, base) {
+        if quick && let Some(tree) = Tree::quick_tree(full, base) {
             return Ok(tree);
         }
         // saphyr-parser holds flow content (a `]`, a continuation line of a
