@@ -59,7 +59,7 @@ pub(crate) trait Sink {
     fn empty_flow(&mut self, _at: usize, _seq: bool) {}
     /// A scalar written at `s..e` (through the closing quote).
     fn scalar(&mut self, _s: usize, _e: usize, _style: Style) {}
-    /// An empty value, reported at `at` (a key's `:`, just past a `-`).
+    /// An empty value, reported at `at` (a key's `:`, the end of a `-`'s line).
     fn null(&mut self, _at: usize) {}
     /// Whether to go on past text the sink cannot place the parser's
     /// events for (the check alone always goes on).
@@ -729,11 +729,12 @@ impl<S: Sink> Checker<S> {
         let after = &rest[1..];
         let body = after.trim_start_matches(' ');
         if body.is_empty() {
-            // The parser reports the empty value of a `-` just past it.
+            // The parser reports the empty value of a `-` at the end of
+            // its line (past any blanks).
             self.pending = Some(Pending {
                 col: indent,
                 indentless_ok: false,
-                indicator: self.at + indent + 1,
+                indicator: self.at + indent + rest.len(),
             });
             return true;
         }
@@ -895,7 +896,8 @@ mod tests {
             &SAMPLE.replace('\n', "\r\n"),
             &format!("\u{feff}{SAMPLE}"),
             "# c\n# d\nkey: v\nlist:\n- a\n- b: 1\n  c: x\n-\n  - z\nm:\n  n: \"q\\tx\"\n  e:\n  f: {}\n  g: plain\n    more here\n\n\n    and\n  h: 'it''s\n    two'\nlast:\n",
-            "- a\n-\n- [] \n- 'x'\n-\n",
+            "- a\n-\n- [] \n- 'x'\n-  \n-",
+            "a:\r\n- x\r\n-  \r\n- \r\n",
             "a:\n- b\nc: d\n",
             "a:\n  - b\n  -\n  - c: <<\n    d:\n",
             "a:   x  \n'b c':\n- \"d\"\n\"e\": []\n",
