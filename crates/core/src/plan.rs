@@ -152,7 +152,7 @@ fn plan_docs(
         if changes.is_empty() || !out.errors.is_empty() {
             continue;
         }
-        write_doc(ctx, doc, root, &mut file_style, &changes, editor, out);
+        write_doc(ctx, doc, root, &mut file_style, changes, editor, out);
         if let Doc::KfpV2(Pipeline {
             manifest: Some(m), ..
         }) = doc
@@ -437,12 +437,9 @@ fn plan_component<'c>(
         changed: changed.any(),
         warnings,
     };
-    let change = changed.any().then_some(Change {
-        component: comp,
-        before,
-        after,
-        changed,
-    });
+    let change = changed
+        .any()
+        .then(|| Change::new(doc, comp, before, after, changed));
     (report, change)
 }
 
@@ -486,7 +483,7 @@ fn write_doc(
     doc: &Doc,
     root: Option<NodeId>,
     file_style: &mut Option<BlockStyle>,
-    changes: &[Change],
+    changes: Vec<Change>,
     editor: &mut Editor,
     out: &mut Planned,
 ) {
@@ -521,7 +518,10 @@ fn write_doc(
         }
     }
     editor.set_flavor(flavor);
-    for edit in format::write(ctx.tree, doc, flavor, changes) {
+    let edits = format::write(ctx.tree, doc, flavor, &changes);
+    // The plans are written out: free them before the edits render.
+    drop(changes);
+    for edit in edits {
         if let Err(e) = editor.apply(edit) {
             let d = ctx.diag_at(e.offset, &e.path, e.message);
             // Several edits of one refused value give one error.

@@ -255,9 +255,39 @@ pub(crate) fn written_by_go(tree: &Tree) -> bool {
 /// A changed component, ready to be written.
 pub struct Change<'c> {
     pub component: &'c Component,
-    pub before: Sched,
+    /// The scheduling the file has, kept only for the formats that write
+    /// from it ([`Doc::writes_from_before`]): a KFP v2 document writes
+    /// from `after` alone, and holding thousands of these unused was a
+    /// third of a large pipeline's peak memory.
+    before: Option<Box<Sched>>,
     pub after: Sched,
     pub changed: Changed,
+}
+
+impl<'c> Change<'c> {
+    /// The change of `component` in `doc` from `before` to `after`.
+    pub fn new(
+        doc: &Doc,
+        component: &'c Component,
+        before: Sched,
+        after: Sched,
+        changed: Changed,
+    ) -> Change<'c> {
+        Change {
+            component,
+            before: doc.writes_from_before().then(|| Box::new(before)),
+            after,
+            changed,
+        }
+    }
+
+    /// The scheduling the file has (for the formats that write from it).
+    pub fn before(&self) -> &Sched {
+        static NONE: std::sync::OnceLock<Sched> = std::sync::OnceLock::new();
+        self.before
+            .as_deref()
+            .unwrap_or_else(|| NONE.get_or_init(Sched::default))
+    }
 }
 
 /// Detects every document of a file. `Err` carries a message and the node it is about.
@@ -394,6 +424,14 @@ impl List {
 }
 
 /// Builds the edits that write the changed components of one document.
+impl Doc {
+    /// Whether writing this document's changes reads the scheduling each
+    /// component had ([`Change::before`]); every format but KFP v2 does.
+    pub fn writes_from_before(&self) -> bool {
+        !matches!(self, Doc::KfpV2(_))
+    }
+}
+
 pub fn write(tree: &Tree, doc: &Doc, flavor: Flavor, changes: &[Change]) -> Vec<Edit> {
     match doc {
         Doc::KfpV2(p) => p.write(tree, flavor, changes),

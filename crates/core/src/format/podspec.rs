@@ -45,7 +45,7 @@ pub(crate) fn pod_field_edits(
     };
     if c.node_selector {
         let mut m = ch.after.node_selector.clone();
-        if ch.before.node_selector.is_empty() && !v1 {
+        if ch.before().node_selector.is_empty() && !v1 {
             m.sort_by(|a, b| a.0.cmp(&b.0));
         }
         set("nodeSelector", Value::Map(m));
@@ -156,9 +156,9 @@ pub(crate) fn metadata_edits(
             c.annotations,
             "annotations",
             &ch.after.annotations,
-            &ch.before.annotations,
+            &ch.before().annotations,
         ),
-        (c.labels, "labels", &ch.after.labels, &ch.before.labels),
+        (c.labels, "labels", &ch.after.labels, &ch.before().labels),
     ] {
         if !on {
             continue;
@@ -224,8 +224,8 @@ const KFP_KEY_PREFIX: &str = "pipelines.kubeflow.org/";
 /// template has an annotation of its own (a user's, or the task display
 /// name), else `labels` first.
 fn kfp_v1_metadata(tree: &Tree, holder: NodeId, ch: &Change, placement: &Placement) -> Vec<Edit> {
-    let labels = kfp_v1_order(&ch.before.labels, &ch.after.labels);
-    let annotations = kfp_v1_order(&ch.before.annotations, &ch.after.annotations);
+    let labels = kfp_v1_order(&ch.before().labels, &ch.after.labels);
+    let annotations = kfp_v1_order(&ch.before().annotations, &ch.after.annotations);
     // Edited where the template writes it; read as merges make it.
     let md_node = field_own(tree, holder, "metadata").filter(|&m| tree.kind(m) == Kind::Map);
     let mut md = field(tree, holder, "metadata")
