@@ -906,6 +906,7 @@ mod tests {
             "k: {a: 'long\n    text', b: it's}\n",
             "---\na: 1\n---\n- b\n---\nc: |\n  d\n",
             "a: 1\n---\nb: 2\n",
+            "a: 'x'  \nb: \"\"  \nc: {d: 'e' , f: g}\nd:\n- ''  ",
         ] {
             assert!(Tree::parse_quick(text, 0).is_some(), "{text:?}");
             same_tree(text);

@@ -509,6 +509,15 @@ impl crate::quick::Sink for QuickBuilder<'_> {
             }
             _ => None,
         };
+        // The parser's span of a quoted scalar runs on over the blanks
+        // after its closing quote.
+        let e = match style {
+            Style::SingleQuoted | Style::DoubleQuoted => {
+                let rest = &self.tree.src.as_bytes()[e..];
+                e + rest.iter().take_while(|&&b| b == b' ').count()
+            }
+            _ => e,
+        };
         let (s, e) = (s as u32, e as u32);
         (self.tree).on_scalar(&mut self.stack, value, style, (false, false), s, e);
     }
