@@ -215,10 +215,14 @@ pub(crate) fn run<S: Sink>(text: &str, base: usize, sink: S) -> (Option<usize>, 
             return (Some(n), c.sink);
         }
     }
+    // A literal block that the end of the text cuts off without a line
+    // break is left to the parser (the decoder reads blocks by their lines).
+    let cut_block = matches!(c.scalar, Scalar::Literal(..)) && !body.ends_with('\n');
     if matches!(
         c.scalar,
         Scalar::Single(_) | Scalar::Double(_) | Scalar::Flow(_) | Scalar::Literal(_, None)
     ) || c.marker.is_some()
+        || cut_block
     {
         return (Some(n), c.sink);
     }
@@ -909,6 +913,11 @@ mod tests {
             "a: 'x'  \nb: \"\"  \nc: {d: 'e' , f: g}\nd:\n- ''  ",
         ] {
             assert!(Tree::parse_quick(text, 0).is_some(), "{text:?}");
+            same_tree(text);
+        }
+        // Left to the parser, which reads them alike.
+        for text in ["a: |\n  cut", "a: |\n  x\n  cut"] {
+            assert!(Tree::parse_quick(text, 0).is_none(), "{text:?}");
             same_tree(text);
         }
     }
