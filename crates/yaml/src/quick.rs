@@ -132,6 +132,16 @@ pub(crate) fn read_flow(text: &str, out: &mut Vec<FlowEvent>) -> bool {
     }
 }
 
+/// Whether `c` (then `next`) may start a plain scalar, or a word of one
+/// after a blank, in a flow collection: no indicator, but a `-` before a
+/// letter, digit or `-` (`--flag`).
+fn starts_word(c: u8, next: Option<u8>) -> bool {
+    match c {
+        b'-' => next.is_some_and(|n| n.is_ascii_alphanumeric() || n == b'-'),
+        c => !is_indicator(c),
+    }
+}
+
 /// The end and style of the scalar at `b[i]` in a flow collection of
 /// [`read_flow`]'s kind; `key`: a mapping key, which `: ` ends.
 fn flow_scalar(b: &[u8], i: usize, key: bool) -> Option<(usize, Style)> {
@@ -156,26 +166,25 @@ fn flow_scalar(b: &[u8], i: usize, key: bool) -> Option<(usize, Style)> {
                 }
             }
         }
-        c if is_indicator(c) => None,
+        c if !starts_word(c, b.get(i + 1).copied()) => None,
         _ => {
             // To the `,`, closing bracket or `: ` that ends it, over line
             // breaks (folded); without trailing blanks.
             let mut j = i;
             let mut end = i;
-            // Whether a line break came since the last text: a line may
-            // not go on with an indicator.
-            let mut broken = false;
+            // Whether a blank or a line break came since the last text:
+            // what follows starts a word as a scalar would start.
+            let mut blank = false;
             while let Some(&c) = b.get(j) {
                 match c {
                     b',' | b']' | b'}' => break,
                     b':' if key && matches!(b.get(j + 1), Some(b' ' | b'\n' | b'\r')) => break,
                     b':' | b'#' | b'[' | b'{' => return None,
-                    b'\n' => broken = true,
-                    b' ' | b'\r' => {}
-                    c if broken && is_indicator(c) => return None,
+                    b' ' | b'\n' | b'\r' => blank = true,
+                    c if blank && !starts_word(c, b.get(j + 1).copied()) => return None,
                     _ => {
                         end = j + 1;
-                        broken = false;
+                        blank = false;
                     }
                 }
                 j += 1;
@@ -911,6 +920,7 @@ mod tests {
             "---\na: 1\n---\n- b\n---\nc: |\n  d\n",
             "a: 1\n---\nb: 2\n",
             "a: 'x'  \nb: \"\"  \nc: {d: 'e' , f: g}\nd:\n- ''  ",
+            "args: [--score, b -c, '----x', -1, a--]\n",
         ] {
             assert!(Tree::parse_quick(text, 0).is_some(), "{text:?}");
             same_tree(text);
