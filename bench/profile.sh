@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Where `kubectl kfsched rewrite` spends its CPU time on the KFP v1 file (300 templates)
 # and on the Argo stream of KFP v1 workflows that BENCH=formats bench/rewrite.sh measures,
-# by stage: parse (saphyr-parser's events), tree (the span tree built from them), plan
-# (detect, match, merge), edit (render and splice), re-check of inserted text, output,
+# by stage: parse (saphyr-parser's events), tree (the span tree: the quick one-pass build
+# of PyYAML's output, or built from the parser's events), plan (detect, match, merge), edit (render and splice), re-check of inserted text, output,
 # reading the input, the policy, and the process itself (exec, loader, start-up, exit).
 # perf samples the runs with call stacks (bench/profile_stages.py assigns each sample to
 # its stage); the shares divide the CPU time of one run measured without
