@@ -14,7 +14,7 @@ use kfsched_yaml::value::node_value;
 use crate::diag::Diagnostic;
 use crate::format::kfp_v2::Pipeline;
 use crate::format::pipeline_version::{Manifest, SERVER_FIELDS};
-use crate::format::{self, Change, Component, Doc, Skipped};
+use crate::format::{self, Change, Component, Doc, Skipped, Write};
 use crate::matching::Verdict;
 use crate::merge;
 use crate::outcome::{ComponentReport, DocReport, Options};
@@ -518,18 +518,22 @@ fn write_doc(
         }
     }
     editor.set_flavor(flavor);
-    let edits = format::write(ctx.tree, doc, flavor, &changes);
-    // The plans are written out: free them before the edits render.
-    drop(changes);
-    for edit in edits {
-        if let Err(e) = editor.apply(edit) {
-            let d = ctx.diag_at(e.offset, &e.path, e.message);
-            // Several edits of one refused value give one error.
-            if !out.errors.contains(&d) {
-                out.errors.push(d);
+    format::write(ctx.tree, doc, flavor, changes, &mut |w| match w {
+        Write::Edit(edit) => {
+            if let Err(e) = editor.apply(edit) {
+                let d = ctx.diag_at(e.offset, &e.path, e.message);
+                // Several edits of one refused value give one error.
+                if !out.errors.contains(&d) {
+                    out.errors.push(d);
+                }
             }
         }
-    }
+        Write::Document {
+            before,
+            path,
+            entries,
+        } => editor.add_document(before, path, entries),
+    });
 }
 
 /// Whether a document is JSON that has to stay JSON: its root is a flow

@@ -1162,6 +1162,14 @@ impl<'t, 'a> Editor<'t, 'a> {
 
     /// The text of the block entry `key: value` at column `col`, in the
     /// file's flavour.
+    /// `key: value` as a new entry of a block mapping at column `col`.
+    fn entry_text(&self, key: &str, value: &Value, col: usize) -> String {
+        match self.flavor {
+            Flavor::Generic(bs) => bs.entry(key, value, col),
+            f => Emitter::block_entry(f.profile().unwrap_or(PyProfile::KfpV2), key, value, col),
+        }
+    }
+
     fn block_entry(&mut self, key: &str, value: &Value, col: usize) -> String {
         let flavor = self.flavor;
         let same = |r: &&Rendered| {
@@ -1170,10 +1178,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         if let Some(r) = self.rendered.iter().find(same) {
             return r.text.clone();
         }
-        let text = match flavor {
-            Flavor::Generic(bs) => bs.entry(key, value, col),
-            f => Emitter::block_entry(f.profile().unwrap_or(PyProfile::KfpV2), key, value, col),
-        };
+        let text = self.entry_text(key, value, col);
         if self.rendered.len() < RENDERED {
             self.rendered.push(Rendered {
                 flavor,
@@ -1346,15 +1351,71 @@ impl<'t, 'a> Editor<'t, 'a> {
         }
     }
 
+    /// Adds the document `{path[0]: {path[1]: … {key: value, …}}}` with
+    /// the `entries` in their order (sorted, for a flavour whose emitter
+    /// sorts keys, as the SDKs' do), before document `before` (as
+    /// [`Edit::InsertDocument`] does) or at the end when `None`; nothing
+    /// when there are no entries. Each entry is rendered as it comes and
+    /// then dropped, so a document of thousands of entries is never held
+    /// as values; the text is the one the whole value would give.
+    pub fn add_document(
+        &mut self,
+        before: Option<usize>,
+        path: &[&str],
+        entries: impl IntoIterator<Item = (String, Value)>,
+    ) {
+        let mut entries = entries.into_iter();
+        let Some(first) = entries.next() else {
+            return;
+        };
+        let nest = |inner: Vec<(String, Value)>| {
+            path.iter().rev().fold(Value::Map(inner), |v, k| {
+                Value::Map(vec![(k.to_string(), v)])
+            })
+        };
+        // A collection entry starts a block line of its own at the column
+        // every later entry takes (a scalar one could be written in flow
+        // style with the rest: those go through the whole value).
+        let streams = matches!(first.1, Value::Map(_) | Value::Seq(_));
+        let mut text = String::new();
+        let mut col = None;
+        if streams {
+            text = self.document_text(&nest(vec![first.clone()]));
+            col = text
+                .lines()
+                .nth(path.len() + 1)
+                .map(|l| l.len() - l.trim_start_matches(' ').len());
+        }
+        match col {
+            Some(col) => {
+                for (key, value) in entries {
+                    text.push_str(&self.entry_text(&key, &value, col));
+                }
+            }
+            None => {
+                let all = std::iter::once(first).chain(entries).collect();
+                text = self.document_text(&nest(all));
+            }
+        }
+        match before {
+            Some(before) => self.insert_document_text(before, text),
+            None => self.append_document_text(text),
+        }
+    }
+
     /// Inserts a document at the start of the line where document `before`
     /// begins (its `---`), so it follows the document before that one.
     fn insert_document(&mut self, before: usize, value: &Value) {
+        let text = self.document_text(value);
+        self.insert_document_text(before, text);
+    }
+
+    fn insert_document_text(&mut self, before: usize, mut text: String) {
         let Some(doc) = self.tree.documents.get(before) else {
-            return self.append_document(value);
+            return self.append_document_text(text);
         };
         let src = self.tree.src();
         let at = line_start(src, doc.start as usize);
-        let mut text = self.document_text(value);
         if !doc.explicit_start {
             // The next document began after a `...`: it needs its own marker now.
             text.push_str("---\n");
@@ -1363,9 +1424,13 @@ impl<'t, 'a> Editor<'t, 'a> {
     }
 
     fn append_document(&mut self, value: &Value) {
+        let text = self.document_text(value);
+        self.append_document_text(text);
+    }
+
+    fn append_document_text(&mut self, mut text: String) {
         let src = self.tree.src();
         let newline = !src.is_empty() && !src.ends_with('\n');
-        let mut text = self.document_text(value);
         if newline {
             // A file without a final line break keeps lacking one.
             text.insert(0, '\n');
@@ -1891,6 +1956,67 @@ mod tests {
                 node_value(&o, o.get_value(root, "n").unwrap()),
                 Value::Int(1)
             );
+        }
+    }
+
+    #[test]
+    fn a_document_added_entry_by_entry_is_the_whole_values_text() {
+        let long = "k".repeat(140);
+        let entries_yaml = format!(
+            "exec-a:\n  tolerations:\n  - key: gpu\n    operator: Exists\n  nodeSelector: {{labels: {{pool: gpu}}}}\nexec-b: {{podMetadata: {{labels: {{'on': 'yes', n: '1'}}}}}}\n? {long}\n: {{x: [1, 2.5, null, 'a: b']}}\nexec-c: [[1], {{}}]\nexec-d: {{}}\nexec-e: {{s: \"two\\nlines\"}}\n"
+        );
+        let t = Tree::parse(&entries_yaml).unwrap();
+        let Value::Map(mut entries) = node_value(&t, t.documents[0].root.unwrap()) else {
+            panic!("entries are a map");
+        };
+        // In the order the SDKs' emitters write them.
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let scalar_first = [("k".to_string(), Value::Int(1)), entries[0].clone()];
+        let path = ["platforms", "kubernetes", "executors"];
+        let nest = |inner: &[(String, Value)]| {
+            path.iter().rev().fold(Value::Map(inner.to_vec()), |v, k| {
+                Value::Map(vec![(k.to_string(), v)])
+            })
+        };
+        let flavors = [
+            Flavor::KfpV2,
+            Flavor::KfpV1,
+            Flavor::GoYaml,
+            Flavor::Generic(BlockStyle::default()),
+            Flavor::Generic(BlockStyle {
+                step: 4,
+                seq_offset: 0,
+                item_offset: 2,
+            }),
+        ];
+        for src in ["a: 1\n---\nb: 2\n", "a: 1", "a: 1\n...\nb: 2\n"] {
+            let t = Tree::parse(src).unwrap();
+            for flavor in flavors {
+                for inner in [&entries[..], &scalar_first[..], &entries[1..2]] {
+                    for before in [None, Some(1)] {
+                        let mut whole = Editor::new(&t, flavor);
+                        whole
+                            .apply(match before {
+                                Some(before) => Edit::InsertDocument {
+                                    before,
+                                    value: nest(inner),
+                                },
+                                None => Edit::AppendDocument { value: nest(inner) },
+                            })
+                            .unwrap();
+                        let mut by_entry = Editor::new(&t, flavor);
+                        by_entry.add_document(before, &path, inner.to_vec());
+                        assert_eq!(
+                            by_entry.finish().unwrap(),
+                            whole.finish().unwrap(),
+                            "{flavor:?} {src:?} {before:?}"
+                        );
+                    }
+                }
+            }
+            let mut none = Editor::new(&t, Flavor::KfpV2);
+            none.add_document(None, &path, Vec::new());
+            assert!(none.is_empty());
         }
     }
 

@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 
 use std::collections::HashMap;
 
-use super::{Change, Component, Place, Skipped, View, at, at_node, field, field_own, push_unique};
+use super::{
+    Change, Component, Place, Skipped, View, Write, at, at_node, field, field_own, push_unique,
+};
 use crate::scheduling::{Sched, opaque, pref_from_v2, term_from_raw, tol_from_raw};
 use kfsched_yaml::edit::{Edit, Flavor, Placement};
 use kfsched_yaml::skim::{Pattern, Then};
@@ -480,54 +482,67 @@ impl Pipeline {
         cfg
     }
 
-    /// Edits for the changed executors of this pipeline.
-    pub fn write(&self, tree: &Tree, _flavor: Flavor, changes: &[Change]) -> Vec<Edit> {
-        let mut by_exec: BTreeMap<String, Value> = BTreeMap::new();
-        for ch in changes {
-            if let Place::KfpV2 { executor } = &ch.component.place {
-                by_exec.entry(executor.clone()).or_insert_with(|| {
-                    // Keys in the order the SDK writes them (sorted), for new
-                    // keys in existing maps too; existing keys stay where they are.
-                    let mut d = self.desired(tree, executor, ch);
-                    d.sort_keys();
-                    d
-                });
+    /// Writes the changed executors of this pipeline into `out`, one
+    /// executor at a time: each change is dropped once its executor config
+    /// is built, and a new platform document goes out entry by entry
+    /// ([`Write::Document`]), so a pipeline of thousands of tasks never
+    /// holds all its configs at once.
+    pub fn write(
+        &self,
+        tree: &Tree,
+        _flavor: Flavor,
+        mut changes: Vec<Change>,
+        out: &mut dyn FnMut(Write<'_>),
+    ) {
+        fn executor<'c>(ch: &Change<'c>) -> Option<&'c str> {
+            match &ch.component.place {
+                Place::KfpV2 { executor } => Some(executor),
+                _ => None,
             }
         }
-        if by_exec.is_empty() {
-            return Vec::new();
+        changes.retain(|ch| executor(ch).is_some());
+        // By executor, in the order the SDK writes them (sorted); the first
+        // change of an executor writes it (tasks sharing one agree).
+        changes.sort_by(|a, b| executor(a).cmp(&executor(b)));
+        changes.dedup_by(|later, first| executor(later) == executor(first));
+        if changes.is_empty() {
+            return;
         }
-        let executors_value = |m: BTreeMap<String, Value>| Value::Map(m.into_iter().collect());
+        let mut configs = changes.into_iter().map(|ch| {
+            let label = executor(&ch).unwrap_or_default().to_string();
+            // Keys in the order the SDK writes them (sorted), for new keys
+            // in existing maps too; existing keys stay where they are.
+            let mut d = self.desired(tree, &label, &ch);
+            d.sort_keys();
+            (label, d)
+        });
+        let path = ["platforms", "kubernetes", "deploymentSpec", "executors"];
         let Some(platform) = self.platform else {
-            let doc = nest(
-                &["platforms", "kubernetes", "deploymentSpec", "executors"],
-                executors_value(by_exec),
-            );
             if let Some(m) = &self.manifest {
                 // `spec.platformSpec`, at its sorted place in `spec`.
-                return vec![Edit::Insert {
+                return out(Write::Edit(Edit::Insert {
                     map: m.spec,
                     key: "platformSpec".into(),
-                    value: doc,
+                    value: nest(&path, Value::Map(configs.collect())),
                     placement: Placement::Sorted,
-                }];
+                }));
             }
             // Right after this pipeline, where the SDK writes it and where
             // it is read back as this pipeline's.
-            return vec![match self.next_doc {
-                Some(before) => Edit::InsertDocument { before, value: doc },
-                None => Edit::AppendDocument { value: doc },
-            }];
+            return out(Write::Document {
+                before: self.next_doc,
+                path: &path,
+                entries: &mut configs,
+            });
         };
         // Walk down as far as the platform document goes, then add the rest.
-        let path = ["platforms", "kubernetes", "deploymentSpec", "executors"];
         let mut node = platform;
         for (i, k) in path.iter().enumerate() {
             match field_own(tree, node, k).filter(|&n| tree.kind(n) == Kind::Map) {
                 Some(next) => node = next,
                 None => {
-                    let value = nest(&path[i + 1..], executors_value(by_exec));
-                    return vec![match tree.get_value(node, k) {
+                    let value = nest(&path[i + 1..], Value::Map(configs.collect()));
+                    return out(Write::Edit(match tree.get_value(node, k) {
                         Some(existing) => Edit::Reconcile {
                             node: existing,
                             desired: value,
@@ -539,13 +554,12 @@ impl Pipeline {
                             value,
                             placement: Placement::Sorted,
                         },
-                    }];
+                    }));
                 }
             }
         }
-        by_exec
-            .into_iter()
-            .map(|(label, desired)| match tree.get_value(node, &label) {
+        for (label, desired) in configs {
+            out(Write::Edit(match tree.get_value(node, &label) {
                 Some(cfg) => Edit::Reconcile {
                     node: cfg,
                     desired,
@@ -557,8 +571,8 @@ impl Pipeline {
                     value: desired,
                     placement: Placement::Sorted,
                 },
-            })
-            .collect()
+            }));
+        }
     }
 }
 

@@ -20,6 +20,7 @@ use crate::matching::Subject;
 use crate::scheduling::{Changed, Sched, Shape, Target as SchedTarget};
 use kfsched_yaml::edit::{Edit, Flavor};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
+use kfsched_yaml::value::Value;
 
 /// A unit of a document that becomes one pod.
 #[derive(Clone, Debug)]
@@ -260,7 +261,9 @@ pub struct Change<'c> {
     /// from `after` alone, and holding thousands of these unused was a
     /// third of a large pipeline's peak memory.
     before: Option<Box<Sched>>,
-    pub after: Sched,
+    /// Boxed: a large pipeline holds thousands of changes until they are
+    /// written, and each is freed as it is.
+    pub after: Box<Sched>,
     pub changed: Changed,
 }
 
@@ -276,7 +279,7 @@ impl<'c> Change<'c> {
         Change {
             component,
             before: doc.writes_from_before().then(|| Box::new(before)),
-            after,
+            after: Box::new(after),
             changed,
         }
     }
@@ -432,10 +435,31 @@ impl Doc {
     }
 }
 
-pub fn write(tree: &Tree, doc: &Doc, flavor: Flavor, changes: &[Change]) -> Vec<Edit> {
-    match doc {
-        Doc::KfpV2(p) => p.write(tree, flavor, changes),
-        Doc::Argo(w) => w.write(tree, flavor, changes),
+/// What writing a document's changes hands the editor, one at a time.
+pub enum Write<'e> {
+    Edit(Edit),
+    /// A new document `{path[0]: {… {key: value, …}}}` whose innermost
+    /// entries come one at a time (see `Editor::add_document`), before
+    /// document `before` of the stream or at its end.
+    Document {
+        before: Option<usize>,
+        path: &'e [&'e str],
+        entries: &'e mut dyn Iterator<Item = (String, Value)>,
+    },
+}
+
+/// Writes the changes of one document into `out`. The changes are
+/// consumed: a format frees each one once it is written.
+pub fn write(
+    tree: &Tree,
+    doc: &Doc,
+    flavor: Flavor,
+    changes: Vec<Change>,
+    out: &mut dyn FnMut(Write<'_>),
+) {
+    let edits = match doc {
+        Doc::KfpV2(p) => return p.write(tree, flavor, changes, out),
+        Doc::Argo(w) => w.write(tree, flavor, &changes),
         Doc::Workload(_) => changes
             .iter()
             .filter_map(|c| match &c.component.place {
@@ -445,5 +469,10 @@ pub fn write(tree: &Tree, doc: &Doc, flavor: Flavor, changes: &[Change]) -> Vec<
             .flatten()
             .collect(),
         _ => Vec::new(),
+    };
+    // The plans are written out: free them before the edits render.
+    drop(changes);
+    for edit in edits {
+        out(Write::Edit(edit));
     }
 }
