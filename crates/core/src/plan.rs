@@ -5,6 +5,8 @@
 //! file (a field the format cannot hold, a shared KFP v2 executor) point at
 //! the rule in the policy. The planner never touches text: the editor does.
 
+use std::sync::Arc;
+
 use kfsched_yaml::BlockStyle;
 use kfsched_yaml::Value;
 use kfsched_yaml::edit::{Edit, Editor, Flavor, Placement};
@@ -19,7 +21,7 @@ use crate::matching::Verdict;
 use crate::merge;
 use crate::outcome::{ComponentReport, DocReport, Options};
 use crate::policy::Policy;
-use crate::scheduling::Changed;
+use crate::scheduling::{Changed, Sched};
 
 /// What planning found: the reports, and the problems.
 pub(crate) struct Planned {
@@ -330,16 +332,55 @@ fn plan_components<'d>(
     let comps = doc.components();
     let mut changes: Vec<Change> = Vec::with_capacity(comps.len());
     let mut verdict_table: Vec<Vec<Verdict>> = Vec::with_capacity(comps.len());
+    let mut merged = Merges::default();
     report.components.reserve(comps.len());
     for comp in comps {
         let subject = comp.subject();
         let verdicts: Vec<Verdict> = ctx.policy.rules.iter().map(|r| r.judge(&subject)).collect();
-        let (component_report, change) = plan_component(ctx, doc, comp, &verdicts, out);
+        let (component_report, change) =
+            plan_component(ctx, doc, comp, &verdicts, &mut merged, out);
         report.components.push(component_report);
         verdict_table.push(verdicts);
         changes.extend(change);
     }
     (changes, verdict_table)
+}
+
+/// The rules merged into a component's scheduling.
+struct Merged {
+    after: Arc<Sched>,
+    changed: Changed,
+    /// Each rule's notes, by rule index.
+    notes: Vec<(usize, merge::Note)>,
+}
+
+/// The merges of components that had no scheduling, by the rules that
+/// selected them: the result depends on nothing else, so a pipeline of
+/// thousands of such tasks merges each set of rules once and its changes
+/// share one result.
+#[derive(Default)]
+struct Merges(Vec<(Vec<bool>, Merged)>);
+
+/// Merges the rules `verdicts` select into `before`.
+fn merge_rules(ctx: &Ctx, doc: &Doc, before: &Sched, verdicts: &[Verdict]) -> Merged {
+    let mut after = before.clone();
+    let mut changed = Changed::default();
+    let mut notes = Vec::new();
+    let (shape, target) = (doc.shape(), doc.sched_target());
+    for (i, (rule, v)) in ctx.policy.rules.iter().zip(verdicts).enumerate() {
+        if !v.selected() {
+            continue;
+        }
+        let (c, n) = merge::apply(&mut after, rule, shape, target);
+        changed = changed.or(c);
+        notes.extend(n.into_iter().map(|n| (i, n)));
+    }
+    merge::settle(&mut after, before, &mut changed);
+    Merged {
+        after: Arc::new(after),
+        changed,
+        notes,
+    }
 }
 
 /// Merges the rules that selected `comp` (per `verdicts`) into its
@@ -349,11 +390,10 @@ fn plan_component<'c>(
     doc: &Doc,
     comp: &'c Component,
     verdicts: &[Verdict],
+    merges: &mut Merges,
     out: &mut Planned,
 ) -> (ComponentReport, Option<Change<'c>>) {
     let before = doc.read(ctx.tree, comp, ctx.metadata);
-    let mut after = before.clone();
-    let mut changed = Changed::default();
     let mut warnings = Vec::new();
     let runtime = before.runtime_values();
     if !runtime.is_empty() {
@@ -364,32 +404,42 @@ fn plan_component<'c>(
             if runtime.len() == 1 { "it" } else { "them" }
         ));
     }
-    let (shape, target) = (doc.shape(), doc.sched_target());
-    for (rule, v) in ctx.policy.rules.iter().zip(verdicts) {
-        if !v.selected() {
-            continue;
-        }
-        let (c, notes) = merge::apply(&mut after, rule, shape, target);
-        changed = changed.or(c);
-        for n in notes {
-            if n.error {
-                let msg = format!(
-                    "rule {:?} selects {} in {}, and {}",
-                    rule.name, comp.label, ctx.file, n.message
-                );
-                out.errors.push(ctx.policy.rule_diag(rule, n.field, msg));
-            } else {
-                warnings.push(format!("rule {:?}: {}", rule.name, n.message));
-                // Like an error of a rule meeting a file: at the rule's field.
-                let msg = format!(
-                    "rule {:?} selects {} in {}: {}",
-                    rule.name, comp.label, ctx.file, n.message
-                );
-                out.warnings.push(ctx.policy.rule_diag(rule, n.field, msg));
+    let owned;
+    let merged = if before.is_empty() {
+        let selected: Vec<bool> = verdicts.iter().map(Verdict::selected).collect();
+        let at = match merges.0.iter().position(|(s, _)| *s == selected) {
+            Some(at) => at,
+            None => {
+                merges
+                    .0
+                    .push((selected, merge_rules(ctx, doc, &before, verdicts)));
+                merges.0.len() - 1
             }
+        };
+        &merges.0[at].1
+    } else {
+        owned = merge_rules(ctx, doc, &before, verdicts);
+        &owned
+    };
+    let changed = merged.changed;
+    for (i, n) in &merged.notes {
+        let rule = &ctx.policy.rules[*i];
+        if n.error {
+            let msg = format!(
+                "rule {:?} selects {} in {}, and {}",
+                rule.name, comp.label, ctx.file, n.message
+            );
+            out.errors.push(ctx.policy.rule_diag(rule, n.field, msg));
+        } else {
+            warnings.push(format!("rule {:?}: {}", rule.name, n.message));
+            // Like an error of a rule meeting a file: at the rule's field.
+            let msg = format!(
+                "rule {:?} selects {} in {}: {}",
+                rule.name, comp.label, ctx.file, n.message
+            );
+            out.warnings.push(ctx.policy.rule_diag(rule, n.field, msg));
         }
     }
-    merge::settle(&mut after, &before, &mut changed);
     if changed.any() {
         if let Some((node, msg)) = doc.write_refusal(ctx.tree, comp, changed) {
             let rules = rule_names(ctx.policy, |i| verdicts[i].selected());
@@ -430,7 +480,7 @@ fn plan_component<'c>(
             serde_json::Value::Null
         },
         after: if details {
-            after.to_json()
+            merged.after.to_json()
         } else {
             serde_json::Value::Null
         },
@@ -439,7 +489,7 @@ fn plan_component<'c>(
     };
     let change = changed
         .any()
-        .then(|| Change::new(doc, comp, before, after, changed));
+        .then(|| Change::new(doc, comp, before, Arc::clone(&merged.after), changed));
     (report, change)
 }
 

@@ -142,6 +142,51 @@ pub struct Sched {
 }
 
 impl Sched {
+    /// Whether the component has no scheduling at all.
+    pub(crate) fn is_empty(&self) -> bool {
+        // Every field named, so a new one is not forgotten here.
+        let Sched {
+            tolerations,
+            node_selector,
+            node_selector_json,
+            required,
+            preferred,
+            affinity_json,
+            pod_affinity_required,
+            pod_affinity_preferred,
+            pod_anti_affinity_required,
+            pod_anti_affinity_preferred,
+            labels,
+            annotations,
+            priority_class_name,
+            scheduler_name,
+            runtime_class_name,
+            topology_spread,
+            priority,
+            step,
+            required_at,
+        } = self;
+        tolerations.is_empty()
+            && node_selector.is_empty()
+            && node_selector_json.is_none()
+            && required.is_empty()
+            && preferred.is_empty()
+            && affinity_json.is_empty()
+            && pod_affinity_required.is_empty()
+            && pod_affinity_preferred.is_empty()
+            && pod_anti_affinity_required.is_empty()
+            && pod_anti_affinity_preferred.is_empty()
+            && labels.is_empty()
+            && annotations.is_empty()
+            && priority_class_name.is_none()
+            && scheduler_name.is_none()
+            && runtime_class_name.is_none()
+            && topology_spread.is_empty()
+            && priority.is_none()
+            && *step == 0
+            && required_at.is_none()
+    }
+
     /// The KFP v2 fields holding run-time values (pipeline parameters the
     /// driver resolves when the task runs), which offline checks cannot see.
     pub(crate) fn runtime_values(&self) -> Vec<&'static str> {

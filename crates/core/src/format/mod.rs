@@ -16,6 +16,8 @@ pub(crate) use view::{
 };
 pub mod workload;
 
+use std::sync::Arc;
+
 use crate::matching::Subject;
 use crate::scheduling::{Changed, Sched, Shape, Target as SchedTarget};
 use kfsched_yaml::edit::{Edit, Flavor};
@@ -261,9 +263,9 @@ pub struct Change<'c> {
     /// from `after` alone, and holding thousands of these unused was a
     /// third of a large pipeline's peak memory.
     before: Option<Box<Sched>>,
-    /// Boxed: a large pipeline holds thousands of changes until they are
-    /// written, and each is freed as it is.
-    pub after: Box<Sched>,
+    /// Shared: the components that had no scheduling and that the same
+    /// rules select share one result (see `plan`).
+    pub after: Arc<Sched>,
     pub changed: Changed,
 }
 
@@ -273,13 +275,13 @@ impl<'c> Change<'c> {
         doc: &Doc,
         component: &'c Component,
         before: Sched,
-        after: Sched,
+        after: Arc<Sched>,
         changed: Changed,
     ) -> Change<'c> {
         Change {
             component,
             before: doc.writes_from_before().then(|| Box::new(before)),
-            after: Box::new(after),
+            after,
             changed,
         }
     }
