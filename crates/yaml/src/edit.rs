@@ -485,6 +485,22 @@ impl<'t, 'a> Editor<'t, 'a> {
         false
     }
 
+    /// Whether the key of `value` in the flow mapping `map` ends in a tag,
+    /// an anchor or an alias name (an alias, or a tagged or anchored empty
+    /// scalar), which would take a `:` written right after it as its own.
+    fn key_ends_in_name(&self, map: NodeId, value: NodeId) -> bool {
+        let tree = self.tree;
+        let Some(key) = tree.entries(map).find(|&(_, v)| v == value).map(|(k, _)| k) else {
+            return false;
+        };
+        let k = tree.node(key);
+        match k.kind {
+            Kind::Alias => true,
+            Kind::Scalar => (k.tagged() || k.anchored()) && tree.scalar(key).is_empty(),
+            _ => false,
+        }
+    }
+
     // ----- reconcile ---------------------------------------------------------------
 
     fn reconcile(
@@ -799,6 +815,10 @@ impl<'t, 'a> Editor<'t, 'a> {
                 // indicator unless the key already has one.
                 text = if self.flow_key_has_colon(parent, node) {
                     format!(" {text}")
+                } else if self.key_ends_in_name(parent, node) {
+                    // `{? !}`, `{&a}`, `{*a}`: a `:` right after a tag or an
+                    // anchor or alias name would become part of that name.
+                    format!(" : {text}")
                 } else {
                     format!(": {text}")
                 };
@@ -1701,6 +1721,29 @@ mod tests {
         };
         assert_eq!(edit_null("[? a b:  # c\n,]\n"), "[? a b:  # c\n x,]\n");
         assert_eq!(edit_null("[? a  # c\n]\n"), "[? a  # c\n: x]\n");
+    }
+
+    #[test]
+    fn a_flow_null_after_a_tag_or_anchor_name_keeps_the_name() {
+        let edit_null = |src: &str| {
+            run(
+                src,
+                |t| Flavor::Generic(BlockStyle::detect(t)),
+                |t| {
+                    let root = t.documents[0].root.unwrap();
+                    let (_, map) = t.entries(root).last().unwrap();
+                    let (key, _) = t.entries(map).last().unwrap();
+                    vec![Edit::Reconcile {
+                        node: map,
+                        desired: v(&[(t.scalar(t.resolve(key)), Value::str("x"))]),
+                        placement: Placement::AsDesired,
+                    }]
+                },
+            )
+        };
+        assert_eq!(edit_null("m: {? !}\n"), "m: {? ! : x}\n");
+        assert_eq!(edit_null("m: {&a}\n"), "m: {&a : x}\n");
+        assert_eq!(edit_null("m: {!t a}\n"), "m: {!t a: x}\n");
     }
 
     #[test]
