@@ -1666,6 +1666,23 @@ mod tests {
         e.finish().unwrap()
     }
 
+    /// Reconciles the node `pick` names to the value it gives, in a
+    /// hand-written file.
+    fn reconcile_generic(src: &str, pick: impl Fn(&Tree) -> (NodeId, Value)) -> String {
+        run(
+            src,
+            |t| Flavor::Generic(BlockStyle::detect(t)),
+            |t| {
+                let (node, desired) = pick(t);
+                vec![Edit::Reconcile {
+                    node,
+                    desired,
+                    placement: Placement::AsDesired,
+                }]
+            },
+        )
+    }
+
     /// Inserts `spec.nodeSelector: {disktype: ssd}` in the file's own style.
     fn insert_node_selector(src: &str) -> String {
         run(
@@ -1704,20 +1721,12 @@ mod tests {
     #[test]
     fn a_flow_null_after_a_commented_colon_gets_no_second_colon() {
         let edit_null = |src: &str| {
-            run(
-                src,
-                |t| Flavor::Generic(BlockStyle::detect(t)),
-                |t| {
-                    let root = t.documents[0].root.unwrap();
-                    let pair = t.children(root).next().unwrap();
-                    let (_, null) = t.entries(pair).next().unwrap();
-                    vec![Edit::Reconcile {
-                        node: null,
-                        desired: Value::str("x"),
-                        placement: Placement::AsDesired,
-                    }]
-                },
-            )
+            reconcile_generic(src, |t| {
+                let root = t.documents[0].root.unwrap();
+                let pair = t.children(root).next().unwrap();
+                let (_, null) = t.entries(pair).next().unwrap();
+                (null, Value::str("x"))
+            })
         };
         assert_eq!(edit_null("[? a b:  # c\n,]\n"), "[? a b:  # c\n x,]\n");
         assert_eq!(edit_null("[? a  # c\n]\n"), "[? a  # c\n: x]\n");
@@ -1726,20 +1735,12 @@ mod tests {
     #[test]
     fn a_flow_null_after_a_tag_or_anchor_name_keeps_the_name() {
         let edit_null = |src: &str| {
-            run(
-                src,
-                |t| Flavor::Generic(BlockStyle::detect(t)),
-                |t| {
-                    let root = t.documents[0].root.unwrap();
-                    let (_, map) = t.entries(root).last().unwrap();
-                    let (key, _) = t.entries(map).last().unwrap();
-                    vec![Edit::Reconcile {
-                        node: map,
-                        desired: v(&[(t.scalar(t.resolve(key)), Value::str("x"))]),
-                        placement: Placement::AsDesired,
-                    }]
-                },
-            )
+            reconcile_generic(src, |t| {
+                let root = t.documents[0].root.unwrap();
+                let (_, map) = t.entries(root).last().unwrap();
+                let (key, _) = t.entries(map).last().unwrap();
+                (map, v(&[(t.scalar(t.resolve(key)), Value::str("x"))]))
+            })
         };
         assert_eq!(edit_null("m: {? !}\n"), "m: {? ! : x}\n");
         assert_eq!(edit_null("m: {&a}\n"), "m: {&a : x}\n");
