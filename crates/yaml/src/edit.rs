@@ -466,10 +466,7 @@ impl<'t, 'a> Editor<'t, 'a> {
     /// : }`), as opposed to a key with no indicator at all (`{a}`).
     fn flow_key_has_colon(&self, map: NodeId, value: NodeId) -> bool {
         let tree = self.tree;
-        if tree.kind(map) != Kind::Map {
-            return false;
-        }
-        let Some(key) = tree.entries(map).find(|&(_, v)| v == value).map(|(k, _)| k) else {
+        let Some(key) = self.key_of(map, value) else {
             return false;
         };
         let src = tree.src().as_bytes();
@@ -485,12 +482,21 @@ impl<'t, 'a> Editor<'t, 'a> {
         false
     }
 
+    /// The key of `value` when `map` is a mapping that holds it.
+    fn key_of(&self, map: NodeId, value: NodeId) -> Option<NodeId> {
+        let tree = self.tree;
+        if tree.kind(map) != Kind::Map {
+            return None;
+        }
+        tree.entries(map).find(|&(_, v)| v == value).map(|(k, _)| k)
+    }
+
     /// Whether the key of `value` in the flow mapping `map` ends in a tag,
     /// an anchor or an alias name (an alias, or a tagged or anchored empty
     /// scalar), which would take a `:` written right after it as its own.
     fn key_ends_in_name(&self, map: NodeId, value: NodeId) -> bool {
         let tree = self.tree;
-        let Some(key) = tree.entries(map).find(|&(_, v)| v == value).map(|(k, _)| k) else {
+        let Some(key) = self.key_of(map, value) else {
             return false;
         };
         let k = tree.node(key);
