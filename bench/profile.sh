@@ -18,7 +18,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 RUNS=${RUNS:-40}
 command -v perf >/dev/null || { echo "perf is not installed (linux-perf)" >&2; exit 2; }
-cargo build --release -q --bin kubectl-kfsched --example parse-floor
+# The binary on its own: built together with the example it would take the example's
+# dev-dependency features (a multi-threaded tokio, which links libm) and not be the
+# binary users run.
+cargo build --release -q --bin kubectl-kfsched
+cargo build --release -q --example parse-floor
 BIN=${KFSCHED_BIN:-$root/target/release/kubectl-kfsched}
 FLOOR=$root/target/release/examples/parse-floor
 v1=testdata/golden/v1/large_300

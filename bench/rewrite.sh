@@ -14,7 +14,11 @@ cd "$root"
 cache=$root/.cache
 export GOWORK=off GOTOOLCHAIN=local
 
-cargo build --release -q --bin kubectl-kfsched --example parse-floor
+# The binary on its own: built together with the example it would take the example's
+# dev-dependency features (a multi-threaded tokio, which links libm) and not be the
+# binary users run.
+cargo build --release -q --bin kubectl-kfsched
+cargo build --release -q --example parse-floor
 # The SDK venvs (kfp 2.17.3, kfp 1.8.22) that compile the fixtures (BENCH=formats needs only
 # kfp 2.17.3's, for the ~10 MB KFP v2 file).
 if [ ! -x "$cache/fixtures-kfp-v2/bin/python" ] ||

@@ -312,7 +312,10 @@ pub fn run(args: NodeArgs) -> Exit {
         Ok(j) => j,
         Err(exit) => return exit,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // The work is waiting on the API server, which one thread does as well as
+    // many; tokio's multi-threaded scheduler would also make every run of the
+    // binary load libm (its statistics call `pow`), offline commands included.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
