@@ -179,23 +179,6 @@ def big_argo(path, min_bytes=10_000_000):
     return path
 
 
-def timed(cmd, runs):
-    """Median wall time of `cmd` writing its stdout to a file, and its peak RSS."""
-    out = Path(tempfile.mkdtemp()) / "out.yaml"
-    def once():
-        with open(out, "w") as f:
-            t0 = time.perf_counter()
-            r = subprocess.run(cmd, stdout=f, stderr=subprocess.PIPE)
-            dt = time.perf_counter() - t0
-        if r.returncode not in (0, 1):
-            raise SystemExit(f"{cmd} failed: {r.stderr.decode()[-2000:]}")
-        return dt
-    once()
-    t = statistics.median([once() for _ in range(runs)])
-    shutil.rmtree(out.parent)
-    return t, peak_rss(cmd)
-
-
 def workload_stream(path, min_bytes=1_000_000):
     """A multi-document stream of `kubectl get -o yaml` Lists (pods, deployments, jobs...)."""
     if not path.exists():
@@ -267,9 +250,10 @@ def formats(big_v2):
     print("  (time, cpu: kfsched / floor; limit: the floor's peak RSS + 2x the input)")
     if failed:
         print(f"  over the memory limit: {', '.join(failed)}")
-    print("\nPipelineVersion manifest against the IR file of the same 300-task pipeline")
-    t_ir, _ = timed([KFSCHED, "rewrite", "-p", str(v2 / "policy.yaml"), str(v2 / "plain.yaml")], RUNS)
-    t_pv, _ = timed([KFSCHED, "rewrite", "-p", str(pv / "policy.yaml"), str(pv / "plain.yaml")], RUNS)
+    print("\nPipelineVersion manifest against the IR file of the same 300-task pipeline (alternating)")
+    (t_pv, _, _), (t_ir, _, _) = side_by_side(
+        [KFSCHED, "rewrite", "-p", str(pv / "policy.yaml"), str(pv / "plain.yaml")],
+        [KFSCHED, "rewrite", "-p", str(v2 / "policy.yaml"), str(v2 / "plain.yaml")], 3 * RUNS)
     print(f"  KFP v2 IR file         {(v2 / 'plain.yaml').stat().st_size / 1e6:5.2f} MB  {t_ir * 1000:6.1f} ms")
     print(f"  PipelineVersion        {(pv / 'plain.yaml').stat().st_size / 1e6:5.2f} MB  {t_pv * 1000:6.1f} ms  = {t_pv / t_ir:.2f}x the IR file")
 
