@@ -106,7 +106,8 @@ for c in commands:
     words = c.split()
     a, b = peak([f"{d}/default"] + words), peak([f"{d}/ordered"] + words)
     (ac, ar), (bc, br) = resident([f"{d}/default"] + words), resident([f"{d}/ordered"] + words)
-    label = " ".join(w if "/" not in w else w.split("testdata/")[-1] for w in words)
+    # `rewrite golden/v1/large_300/plain.yaml`: the command and its input, not the policy.
+    label = " ".join([words[0]] + [w.split("testdata/")[-1] for w in words[3:]])
     print(f"  {label[:44]:<44} {a / 1024:7.1f}MB {b / 1024:7.1f}MB {b / a:5.2f}x   "
           f"{ac / 1024:.1f}+{ar / 1024:.1f} MB, {bc / 1024:.1f}+{br / 1024:.1f} MB")
 v1 = "testdata/golden/v1/large_300/plain.yaml"
