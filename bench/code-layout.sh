@@ -83,6 +83,8 @@ def peak(cmd):
     out = []
     for _ in range(3):
         r = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if r.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed: {r.stderr.decode()[-2000:]}")
         out.append(int(r.stderr.decode().strip().splitlines()[-1]))
     return max(out)
 
@@ -99,7 +101,9 @@ def resident(cmd):
                         "-ex", f"run {args} >/dev/null 2>&1", "-ex", "python import os",
                         "-ex", f"python\n{script}", cmd[0]], capture_output=True, text=True)
     m = re.search(r"RESIDENT (\d+) (\d+)", r.stdout)
-    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    if not m:
+        raise SystemExit(f"gdb could not read {cmd[0]}'s pages at exit: {r.stdout[-1000:]}{r.stderr[-1000:]}")
+    return int(m.group(1)), int(m.group(2))
 
 print(f"\n  {'command':<44} {'default':>9} {'ordered':>9} {'ratio':>6}   code+constants resident: default, ordered")
 for c in commands:
