@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # How much of a short command's peak RSS is the binary's code laid out as the linker
-# leaves it: the release build against the same build with every function the benchmark's
-# commands run placed side by side (lld's --symbol-ordering-file, the functions listed from
-# callgrind runs of those commands). Prints each command's peak RSS (the largest of 3 runs
-# alone), the binary's code and constants resident at exit, and the ratio; the parser's
-# floor on the KFP v1 file for the memory limit of `BENCH=formats bench/rewrite.sh`.
+# leaves it, and where the rest of it is.
 #
 #   bench/code-layout.sh
 #
-# The ordered binary is measured on the commands it was profiled on: this is the best case
-# of such a layout, the bound on what it can save. Builds into .cache/bench/layout (its own
-# target directory: a release build, then a second link). Needs valgrind and gdb; x86_64
-# Linux with the default linker (lld).
+# 1. Builds the release binary (`default`).
+# 2. Runs a training set of commands on small files under callgrind and writes a linker
+#    script that places every function they ran side by side, in one `.text.hot` output
+#    section, each function's section named exactly.
+# 3. Links the same build again with that script (`ordered`): build.rs passes
+#    KFSCHED_LINK_ORDER to the link as `-T`, and build-script output is not part of any
+#    symbol name, so the second link has the first one's names. The script stops if fewer
+#    than 95 % of the listed functions land in `.text.hot`.
+# 4. Measures the benchmark's commands on the large files, which are not in the training
+#    set: each binary's peak RSS (the largest of 3 runs alone), then, for the KFP v1
+#    rewrite, every resident page at exit_group (gdb, /proc/PID/pagemap) by what holds it:
+#    the binary's sections, the heap, the C library and loader, the stack.
+#
+# Builds into .cache/bench/layout (its own target directory: a release build, then a
+# second link). Needs valgrind and gdb; x86_64 Linux.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -23,19 +30,62 @@ mkdir -p "$dir"
 export CARGO_TARGET_DIR=$dir/target
 bin=$CARGO_TARGET_DIR/release/kubectl-kfsched
 
-# link FILE: the binary linked with FILE as its symbol order. Both links take the same
-# arguments but the file's name, so the first link's symbol names are the second's.
-link() {
-  cargo rustc --release -q --bin kubectl-kfsched -- \
-    -C "link-arg=-Wl,--symbol-ordering-file=$1" -C link-arg=-Wl,--no-warn-symbol-ordering
-}
+env -u KFSCHED_LINK_ORDER cargo build --release -q --bin kubectl-kfsched
 cargo build --release -q --example parse-floor
-: >"$dir/none.txt"
-link "$dir/none.txt"
 cp "$bin" "$dir/default"
 
-v1=testdata/golden/v1/large_300 v2=testdata/golden/v2/large_300 pv=testdata/golden/pv/large_300
-work=testdata/cases/kubectl-get-all
+# The training set: every offline command's path, on small files.
+g=testdata/golden
+training=(
+  "--version"
+  "validate -p $g/corpus-v1/p01_basic_train/policy.yaml"
+  "rewrite -p $g/corpus-v1/p01_basic_train/policy.yaml $g/corpus-v1/p01_basic_train/plain.yaml"
+  "rewrite -p $g/corpus-v2/p01_simple_python/policy.yaml $g/corpus-v2/p01_simple_python/plain.yaml"
+  "rewrite -p $g/pv/basic/policy.yaml $g/pv/basic/plain.yaml"
+  "rewrite -p $g/v1/reused_components_workflowtemplate/policy.yaml $g/v1/reused_components_workflowtemplate/plain.yaml"
+  "rewrite -p testdata/cases/deployment-affinity-and-two-terms/policy.yaml testdata/cases/deployment-affinity-and-two-terms/input.yaml"
+  "rewrite --diff -p $g/corpus-v2/p01_simple_python/policy.yaml $g/corpus-v2/p01_simple_python/plain.yaml"
+)
+rm -f "$dir"/callgrind.*
+i=0
+for c in "${training[@]}"; do
+  i=$((i + 1))
+  # shellcheck disable=SC2086 # each command is its words
+  valgrind --tool=callgrind --demangle=no --callgrind-out-file="$dir/callgrind.$i" "$dir/default" $c >/dev/null 2>&1 \
+    || { echo "callgrind: kubectl-kfsched $c failed" >&2; exit 1; }
+done
+
+python3 - "$dir" <<'PY'
+import glob, re, subprocess, sys
+d = sys.argv[1]
+ran, seen = [], set()
+for f in sorted(glob.glob(f"{d}/callgrind.*")):
+    for line in open(f):
+        m = re.match(r"^c?fn=\(\d+\) (.*)$", line.rstrip("\n"))
+        if m and m.group(1) not in seen:
+            seen.add(m.group(1))
+            ran.append(m.group(1))
+nm = subprocess.run(["nm", "-S", "--defined-only", f"{d}/default"], capture_output=True, text=True, check=True).stdout
+size = {}
+for line in nm.splitlines():
+    p = line.split()
+    if len(p) == 4 and p[2] in "tTwW":
+        size[p[3]] = int(p[1], 16)
+hit = [n for n in ran if n in size]
+open(f"{d}/order.txt", "w").write("\n".join(hit) + "\n")
+with open(f"{d}/order.ld", "w") as f:
+    f.write("SECTIONS\n{\n  .text.hot : {\n")
+    # Cold functions (`#[cold]`, the slow paths of growth and initialisation) are in
+    # .text.unlikely.NAME, constructors in .text.startup.NAME.
+    f.writelines(f"    *(.text.{n} .text.unlikely.{n} .text.startup.{n})\n" for n in hit)
+    f.write("  }\n}\nINSERT BEFORE .text;\n")
+print(f"functions the training set runs: {len(hit)}, {sum(size[n] for n in hit) / 1e6:.2f} MB "
+      f"of the binary's {sum(size.values()) / 1e6:.1f} MB of code")
+PY
+KFSCHED_LINK_ORDER=$dir/order.ld cargo build --release -q --bin kubectl-kfsched
+cp "$bin" "$dir/ordered"
+
+v1=$g/v1/large_300 v2=$g/v2/large_300 pv=$g/pv/large_300 work=testdata/cases/kubectl-get-all
 commands=(
   "--version"
   "validate -p $v1/policy.yaml"
@@ -44,39 +94,33 @@ commands=(
   "rewrite -p $pv/policy.yaml $pv/plain.yaml"
   "rewrite -p $work/policy.yaml $work/input.yaml"
 )
-rm -f "$dir"/callgrind.*
-i=0
-for c in "${commands[@]}"; do
-  i=$((i + 1))
-  # shellcheck disable=SC2086 # each command is its words
-  valgrind --tool=callgrind --demangle=no --callgrind-out-file="$dir/callgrind.$i" "$dir/default" $c >/dev/null 2>&1
-done
-python3 - "$dir" <<'PY'
-import glob, re, subprocess, sys
-d = sys.argv[1]
-ran = set()
-for f in glob.glob(f"{d}/callgrind.*"):
-    for line in open(f):
-        m = re.match(r"^c?fn=\(\d+\) (.*)$", line.rstrip("\n"))
-        if m:
-            ran.add(m.group(1))
-nm = subprocess.run(["nm", "-S", "--defined-only", f"{d}/default"], capture_output=True, text=True, check=True).stdout
-size = {}
-for line in nm.splitlines():
-    p = line.split()
-    if len(p) == 4 and p[2] in "tTwW":
-        size[p[3]] = int(p[1], 16)
-hit = sorted(n for n in ran if n in size)
-open(f"{d}/order.txt", "w").write("\n".join(hit) + "\n")
-text = sum(v for v in size.values())
-print(f"functions the commands run: {len(hit)}, {sum(size[n] for n in hit) / 1e6:.2f} MB of the binary's {text / 1e6:.1f} MB of code")
-PY
-link "$dir/order.txt"
-cp "$bin" "$dir/ordered"
-
 python3 - "$dir" "$CARGO_TARGET_DIR/release/examples/parse-floor" "${commands[@]}" <<'PY'
-import os, re, shlex, subprocess, sys
+import bisect, collections, os, re, shlex, subprocess, sys
 d, floor, commands = sys.argv[1], sys.argv[2], sys.argv[3:]
+
+def sections(exe):
+    """(start, end, name) of the allocated sections."""
+    out = []
+    for line in subprocess.run(["readelf", "-SW", exe], capture_output=True, text=True, check=True).stdout.splitlines():
+        m = re.match(r"\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", line)
+        if m and int(m.group(2), 16):
+            out.append((int(m.group(2), 16), int(m.group(2), 16) + int(m.group(3), 16), m.group(1)))
+    return sorted(out)
+
+# The second link must have the first one's names: the listed functions are in .text.hot.
+hot = [s for s in sections(f"{d}/ordered") if s[2] == ".text.hot"]
+if not hot:
+    raise SystemExit("the ordered binary has no .text.hot section: the linker script was not used")
+listed = set(open(f"{d}/order.txt").read().split())
+addr = {}
+for line in subprocess.run(["nm", "--defined-only", f"{d}/ordered"], capture_output=True, text=True, check=True).stdout.splitlines():
+    p = line.split()
+    if len(p) == 3 and p[2] in listed:
+        addr[p[2]] = int(p[0], 16)
+inside = sum(1 for n in listed if n in addr and hot[0][0] <= addr[n] < hot[0][1])
+print(f"listed functions in .text.hot of the second link: {inside} of {len(listed)}")
+if inside < 0.95 * len(listed):
+    raise SystemExit("the second link's symbol names differ from the first's: the layout measures nothing")
 
 def peak(cmd):
     """The largest peak RSS of 3 runs alone (KB)."""
@@ -88,34 +132,66 @@ def peak(cmd):
         out.append(int(r.stderr.decode().strip().splitlines()[-1]))
     return max(out)
 
-def resident(cmd):
-    """The binary's own pages resident at exit_group (KB): code (r-xp), constants (r--p)."""
-    script = (
-        "import gdb\npid = gdb.selected_inferior().pid\nexe = os.readlink(f'/proc/{pid}/exe')\n"
-        "cur = None\nrss = {}\nfor l in open(f'/proc/{pid}/smaps'):\n    p = l.split()\n"
-        "    if '-' in p[0] and not p[0].endswith(':'):\n        cur = p[1] if len(p) > 5 and p[5] == exe else None\n"
-        "    elif p[0] == 'Rss:' and cur:\n        rss[cur] = rss.get(cur, 0) + int(p[1])\n"
-        "print('RESIDENT', rss.get('r-xp', 0), rss.get('r--p', 0))\n")
+PAGES = r'''
+import gdb, json, struct
+pid = gdb.selected_inferior().pid
+pm = open(f"/proc/{pid}/pagemap", "rb")
+out = []
+for line in open(f"/proc/{pid}/maps"):
+    p = line.split()
+    lo, hi = (int(x, 16) for x in p[0].split("-"))
+    pm.seek((lo >> 12) * 8)
+    data = pm.read(((hi - lo) >> 12) * 8)
+    present = [lo + (i << 12) for i in range(len(data) // 8) if struct.unpack_from("<Q", data, i * 8)[0] >> 63]
+    out.append([p[5] if len(p) > 5 else "", present])
+print("PAGES " + json.dumps(out))
+'''
+
+def pages(cmd):
+    """KB resident at exit_group, by what holds the pages."""
     args = " ".join(shlex.quote(a) for a in cmd[1:])
     r = subprocess.run(["gdb", "-q", "-batch", "-ex", "catch syscall exit_group",
-                        "-ex", f"run {args} >/dev/null 2>&1", "-ex", "python import os",
-                        "-ex", f"python\n{script}", cmd[0]], capture_output=True, text=True)
-    m = re.search(r"RESIDENT (\d+) (\d+)", r.stdout)
+                        "-ex", f"run {args} >/dev/null 2>&1", "-ex", f"python\n{PAGES}", cmd[0]],
+                       capture_output=True, text=True)
+    m = re.search(r"^PAGES (.*)$", r.stdout, re.M)
     if not m:
         raise SystemExit(f"gdb could not read {cmd[0]}'s pages at exit: {r.stdout[-1000:]}{r.stderr[-1000:]}")
-    return int(m.group(1)), int(m.group(2))
+    import json
+    secs = sections(cmd[0])
+    starts = [s[0] for s in secs]
+    exe = os.path.realpath(cmd[0])
+    kb = collections.Counter()
+    for path, present in json.loads(m.group(1)):
+        for a in present:
+            if path == exe:
+                i = bisect.bisect_right(starts, a + 4095) - 1
+                name = secs[i][2] if i >= 0 and a < secs[i][1] else "other"
+                kb["code, " + name if name.startswith(".text") else "constants and data"] += 4
+            elif path == "" or path == "[heap]":
+                kb["heap and other anonymous memory"] += 4
+            elif path == "[stack]":
+                kb["stack"] += 4
+            else:
+                kb["C library, loader, vdso"] += 4
+    return kb
 
-print(f"\n  {'command':<44} {'default':>9} {'ordered':>9} {'ratio':>6}   code+constants resident: default, ordered")
+print(f"\n  {'command':<44} {'default':>9} {'ordered':>9} {'ratio':>6}")
 for c in commands:
     words = c.split()
     a, b = peak([f"{d}/default"] + words), peak([f"{d}/ordered"] + words)
-    (ac, ar), (bc, br) = resident([f"{d}/default"] + words), resident([f"{d}/ordered"] + words)
     # `rewrite golden/v1/large_300/plain.yaml`: the command and its input, not the policy.
     label = " ".join([words[0]] + [w.split("testdata/")[-1] for w in words[3:]])
-    print(f"  {label[:44]:<44} {a / 1024:7.1f}MB {b / 1024:7.1f}MB {b / a:5.2f}x   "
-          f"{ac / 1024:.1f}+{ar / 1024:.1f} MB, {bc / 1024:.1f}+{br / 1024:.1f} MB")
-v1 = "testdata/golden/v1/large_300/plain.yaml"
-f = peak([floor, v1])
+    print(f"  {label[:44]:<44} {a / 1024:7.1f}MB {b / 1024:7.1f}MB {b / a:5.2f}x")
+
+v1 = "testdata/golden/v1/large_300"
+cmd = ["rewrite", "-p", f"{v1}/policy.yaml", f"{v1}/plain.yaml"]
+da, oa = pages([f"{d}/default"] + cmd), pages([f"{d}/ordered"] + cmd)
+print(f"\n  KFP v1 rewrite, resident at exit (MB)      {'default':>9} {'ordered':>9}")
+for k in sorted(set(da) | set(oa)):
+    print(f"  {k:<42} {da[k] / 1024:9.2f} {oa[k] / 1024:9.2f}")
+print(f"  {'total':<42} {sum(da.values()) / 1024:9.2f} {sum(oa.values()) / 1024:9.2f}")
+
+f = peak([floor, f"{v1}/plain.yaml"])
 print(f"\n  parse-floor on the KFP v1 file: {f / 1024:.1f} MB; the limit (+ 2x the input): "
-      f"{(f + 2 * os.path.getsize(v1) / 1024) / 1024:.1f} MB")
+      f"{(f + 2 * os.path.getsize(f'{v1}/plain.yaml') / 1024) / 1024:.1f} MB")
 PY
