@@ -37,7 +37,7 @@ impl Diagnostic {
         path: &str,
         message: String,
     ) -> Diagnostic {
-        let (line, col) = kfsched_yaml::tree::line_col(tree.src(), offset);
+        let (line, col) = tree.line_col(offset);
         Diagnostic {
             file: file.to_string(),
             line,

@@ -39,6 +39,10 @@ struct Ctx<'a, 't> {
     /// Whether kubectl or kustomize wrote the file (see
     /// [`format::written_by_go`]), found out when first needed.
     go_written: std::cell::OnceCell<bool>,
+    /// The whole file's indentation (see [`BlockStyle::detect`]), found
+    /// out when a hand-written document is first written: once per file,
+    /// however many `v1 List`s it holds.
+    file_style: std::cell::OnceCell<BlockStyle>,
     /// Whether components' pod labels and annotations are read: when a
     /// rule sets some, or for `explain`.
     metadata: bool,
@@ -78,6 +82,7 @@ pub(crate) fn plan(
         file,
         opts,
         go_written: std::cell::OnceCell::new(),
+        file_style: std::cell::OnceCell::new(),
         metadata: opts.details
             || policy
                 .rules
@@ -102,7 +107,6 @@ fn plan_docs(
     editor: &mut Editor,
     out: &mut Planned,
 ) {
-    let mut file_style: Option<BlockStyle> = None;
     for (index, doc) in docs.iter().enumerate() {
         if let Doc::List(l) = doc {
             let report = plan_list(ctx, index, doc, l, editor, out);
@@ -154,7 +158,7 @@ fn plan_docs(
         if changes.is_empty() || !out.errors.is_empty() {
             continue;
         }
-        write_doc(ctx, doc, root, &mut file_style, changes, editor, out);
+        write_doc(ctx, doc, root, changes, editor, out);
         if let Doc::KfpV2(Pipeline {
             manifest: Some(m), ..
         }) = doc
@@ -532,7 +536,6 @@ fn write_doc(
     ctx: &Ctx,
     doc: &Doc,
     root: Option<NodeId>,
-    file_style: &mut Option<BlockStyle>,
     changes: Vec<Change>,
     editor: &mut Editor,
     out: &mut Planned,
@@ -549,7 +552,7 @@ fn write_doc(
             Flavor::GoYaml
         }
         Flavor::Generic(_) => {
-            let file_style = *file_style.get_or_insert_with(|| BlockStyle::detect(ctx.tree));
+            let file_style = *ctx.file_style.get_or_init(|| BlockStyle::detect(ctx.tree));
             doc.flavor(match root {
                 Some(root) => BlockStyle::detect_under(ctx.tree, root, file_style),
                 None => file_style,

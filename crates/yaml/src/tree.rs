@@ -1561,7 +1561,15 @@ impl<'a> Tree<'a> {
 
     /// Line (1-based) and column (1-based) of a node's first character.
     pub fn position(&self, id: NodeId) -> (usize, usize) {
-        let at = (self.node(id).start as usize).min(self.src.len());
+        self.line_col(self.node(id).start as usize)
+    }
+
+    /// Line (1-based) and column (1-based, in characters) of byte `offset`
+    /// of the text: [`line_col`], from an index of the line starts built on
+    /// the first call, so that many diagnostics in one large file do not
+    /// each count the lines before them.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let at = offset.min(self.src.len());
         let starts = self.lines.get_or_init(|| {
             std::iter::once(0)
                 .chain(memchr::memchr_iter(b'\n', self.src.as_bytes()).map(|p| p as u32 + 1))
@@ -2005,9 +2013,10 @@ impl Iterator for Entries<'_, '_> {
 mod tests {
     use super::*;
 
-    /// `position` (a line index) gives what counting from the start gives,
-    /// for every node: multi-byte characters, a byte order mark, CRLF, the
-    /// first and the last line.
+    /// `position` and `line_col` (a line index) give what counting from the
+    /// start gives, for every node and every character boundary (the end
+    /// and past it included): multi-byte characters, a byte order mark,
+    /// CRLF, the first and the last line.
     #[test]
     fn position_is_line_col_of_the_node_start() {
         for src in [
@@ -2022,6 +2031,9 @@ mod tests {
                     line_col(src, t.node(id).start as usize),
                     "node {id} of {src:?}"
                 );
+            }
+            for at in (0..=src.len() + 2).filter(|&o| o > src.len() || src.is_char_boundary(o)) {
+                assert_eq!(t.line_col(at), line_col(src, at), "offset {at} of {src:?}");
             }
         }
     }
