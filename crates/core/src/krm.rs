@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use crate::diag::{Diagnostic, decode_utf8};
 use crate::format::{self, Doc};
 use crate::outcome::{DocReport, Input, Options};
-use crate::plan::{Planned, plan};
+use crate::plan::{Planned, plan_each};
 use crate::policy::Policy;
 use kfsched_yaml::BlockStyle;
 use kfsched_yaml::edit::{Edit, Editor, Flavor, Placement};
@@ -415,21 +415,28 @@ impl Run<'_, '_> {
         opts: &Options,
         editor: &mut Editor,
     ) -> Vec<DocReport> {
-        let mut reports = Vec::with_capacity(docs.len());
-        for (i, item) in self.items.clone().into_iter().enumerate().take(docs.len()) {
+        let items: Vec<Option<NodeId>> = self
+            .items
+            .iter()
+            .take(docs.len())
+            .map(|&i| Some(i))
+            .collect();
+        let planned = plan_each(
+            self.tree,
+            &docs[..items.len()],
+            &items,
+            policy,
+            "ResourceList",
+            opts,
+            editor,
+        );
+        let mut reports = Vec::with_capacity(planned.len());
+        for (item, p) in items.into_iter().flatten().zip(planned) {
             let Planned {
                 reports: r,
                 errors,
                 warnings,
-            } = plan(
-                self.tree,
-                &docs[i..=i],
-                &[Some(item)],
-                policy,
-                "ResourceList",
-                opts,
-                editor,
-            );
+            } = p;
             reports.extend(r);
             for e in errors {
                 let e = if e.file == policy.file {

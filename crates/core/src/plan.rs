@@ -24,6 +24,7 @@ use crate::policy::Policy;
 use crate::scheduling::{Changed, Sched};
 
 /// What planning found: the reports, and the problems.
+#[derive(Default)]
 pub(crate) struct Planned {
     pub reports: Vec<DocReport>,
     pub errors: Vec<Diagnostic>,
@@ -76,26 +77,57 @@ pub(crate) fn plan(
     opts: &Options,
     editor: &mut Editor,
 ) -> Planned {
-    let ctx = Ctx {
-        tree,
-        policy,
-        file,
-        opts,
-        go_written: std::cell::OnceCell::new(),
-        file_style: std::cell::OnceCell::new(),
-        metadata: opts.details
-            || policy
-                .rules
-                .iter()
-                .any(|r| !r.pod_labels.is_empty() || !r.pod_annotations.is_empty()),
-    };
-    let mut planned = Planned {
-        reports: Vec::new(),
-        errors: Vec::new(),
-        warnings: Vec::new(),
-    };
+    let ctx = Ctx::new(tree, policy, file, opts);
+    let mut planned = Planned::default();
     plan_docs(&ctx, docs, roots, editor, &mut planned);
     planned
+}
+
+/// [`plan`] for each of `docs` on its own, so that each one's errors and
+/// warnings are told apart (the items of a KRM ResourceList), with what is
+/// found out once per file (its indentation, who wrote it) shared.
+pub(crate) fn plan_each(
+    tree: &Tree,
+    docs: &[Doc],
+    roots: &[Option<NodeId>],
+    policy: &Policy,
+    file: &str,
+    opts: &Options,
+    editor: &mut Editor,
+) -> Vec<Planned> {
+    let ctx = Ctx::new(tree, policy, file, opts);
+    docs.iter()
+        .zip(roots)
+        .map(|(doc, root)| {
+            let mut planned = Planned::default();
+            plan_docs(
+                &ctx,
+                std::slice::from_ref(doc),
+                std::slice::from_ref(root),
+                editor,
+                &mut planned,
+            );
+            planned
+        })
+        .collect()
+}
+
+impl<'a, 't> Ctx<'a, 't> {
+    fn new(tree: &'a Tree<'t>, policy: &'a Policy, file: &'a str, opts: &'a Options) -> Self {
+        Ctx {
+            tree,
+            policy,
+            file,
+            opts,
+            go_written: std::cell::OnceCell::new(),
+            file_style: std::cell::OnceCell::new(),
+            metadata: opts.details
+                || policy
+                    .rules
+                    .iter()
+                    .any(|r| !r.pod_labels.is_empty() || !r.pod_annotations.is_empty()),
+        }
+    }
 }
 
 /// [`plan`], for the documents of a file or the items of a `v1 List`
