@@ -103,10 +103,10 @@ struct Splice {
     text: String,
     col: usize,
     seq: usize,
-    /// For a splice that replaces a node's whole text: the node and the
-    /// value written, so that a later edit of the node or inside it is
-    /// folded into this one instead of overlapping it.
-    replaced: Option<Replaced>,
+    /// For a splice that replaces a node's whole text: the node, whose
+    /// value written is in [`Editor::replaced`], so that a later edit of the
+    /// node or inside it is folded into this one instead of overlapping it.
+    replaces: Option<NodeId>,
 }
 
 /// A node whose whole text a splice replaces, and the value written.
@@ -138,6 +138,13 @@ pub struct Editor<'t, 'a> {
     /// Block entries rendered so far: rules write the same entry into many
     /// components, so each distinct one is rendered once.
     rendered: Vec<Rendered>,
+    /// The nodes whose whole text a splice replaces, by node, with the
+    /// values written: the splices' [`Splice::replaces`]. Their subtrees
+    /// never overlap (an edit inside one is folded into it, one around
+    /// some supersedes them), so the one around a node, if any, is the
+    /// last that starts at or before it; kept apart from the splices so
+    /// that each edit finds them without going through every splice.
+    replaced: std::collections::BTreeMap<NodeId, Replaced>,
 }
 
 /// A block entry `key: value` rendered in `flavor` at column `col`.
@@ -161,6 +168,7 @@ impl<'t, 'a> Editor<'t, 'a> {
             only_appends: true,
             only_line_inserts: true,
             rendered: Vec::new(),
+            replaced: std::collections::BTreeMap::new(),
         }
     }
 
@@ -282,7 +290,7 @@ impl<'t, 'a> Editor<'t, 'a> {
             text,
             col,
             seq,
-            replaced: None,
+            replaces: None,
         });
     }
 
@@ -721,44 +729,68 @@ impl<'t, 'a> Editor<'t, 'a> {
         let tree = self.tree;
         // The node, or a collection around it, was already replaced: write
         // the value into that replacement instead.
-        if let Some(i) = self
-            .splices
-            .iter()
-            .position(|s| s.replaced.as_ref().is_some_and(|r| r.covers(node)))
-        {
-            let Some(mut r) = self.splices[i].replaced.take() else {
-                unreachable!("found by its replacement")
+        if let Some(around) = self.replacement_around(node) {
+            let Some(mut r) = self.replaced.remove(&around) else {
+                unreachable!("found by its node")
             };
             match value_at(tree, &mut r.value, r.node, node) {
                 Some(slot) => *slot = value.clone(),
                 None => {
-                    self.splices[i].replaced = Some(r);
+                    self.replaced.insert(around, r);
                     return Err(self.err(node, "internal error: two edits of one collection cannot be combined; please report this with the input file"));
                 }
             }
-            self.splices.remove(i);
+            // Edits come in document order: the splice is near the end.
+            if let Some(i) = self
+                .splices
+                .iter()
+                .rposition(|s| s.replaces == Some(around))
+            {
+                self.splices.remove(i);
+            }
             return self.replace_node(r.node, &r.value);
         }
         // Replacements inside the node are superseded: callers pass a value
         // that holds them (see `current_value`).
         let end = tree.subtree_end(node);
-        self.splices.retain(|s| {
-            !s.replaced
-                .as_ref()
-                .is_some_and(|r| r.node != node && (node..end).contains(&r.node))
-        });
+        let inside: Vec<NodeId> = self
+            .replaced
+            .range(node..end)
+            .map(|(&n, _)| n)
+            .filter(|&n| n != node)
+            .collect();
+        if !inside.is_empty() {
+            for n in &inside {
+                self.replaced.remove(n);
+            }
+            self.splices
+                .retain(|s| s.replaces.is_none_or(|n| inside.binary_search(&n).is_err()));
+        }
         let count = self.splices.len();
         self.replace_node_text(node, value)?;
         if self.splices.len() == count + 1
             && let Some(last) = self.splices.last_mut()
         {
-            last.replaced = Some(Replaced {
+            last.replaces = Some(node);
+            self.replaced.insert(
                 node,
-                end,
-                value: value.clone(),
-            });
+                Replaced {
+                    node,
+                    end,
+                    value: value.clone(),
+                },
+            );
         }
         Ok(())
+    }
+
+    /// The replaced node that is `node` or holds it, if any.
+    fn replacement_around(&self, node: NodeId) -> Option<NodeId> {
+        self.replaced
+            .range(..=node)
+            .next_back()
+            .filter(|(_, r)| r.covers(node))
+            .map(|(&n, _)| n)
     }
 
     /// A node's value with the replacements already planned for it: the
@@ -766,8 +798,7 @@ impl<'t, 'a> Editor<'t, 'a> {
     /// around it, else its own with the replacements inside it.
     fn current_value(&self, node: NodeId) -> Value {
         let tree = self.tree;
-        let replaced = || self.splices.iter().filter_map(|s| s.replaced.as_ref());
-        for r in replaced().filter(|r| r.covers(node)) {
+        if let Some(r) = self.replacement_around(node).map(|n| &self.replaced[&n]) {
             let mut whole = r.value.clone();
             if let Some(slot) = value_at(tree, &mut whole, r.node, node) {
                 return std::mem::replace(slot, Value::Null);
@@ -775,7 +806,8 @@ impl<'t, 'a> Editor<'t, 'a> {
         }
         let mut v = node_value(tree, node);
         let end = tree.subtree_end(node);
-        for r in replaced().filter(|r| (node..end).contains(&r.node)) {
+        // Disjoint subtrees: each one's value goes to its own place.
+        for r in self.replaced.range(node..end).map(|(_, r)| r) {
             if let Some(slot) = value_at(tree, &mut v, node, r.node) {
                 *slot = r.value.clone();
             }
