@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use crate::diag::{Diagnostic, decode_utf8};
 use crate::format::{self, Doc};
 use crate::outcome::{DocReport, Input, Options};
-use crate::plan::{Planned, plan_each};
+use crate::plan::{Planned, Planner};
 use crate::policy::Policy;
 use kfsched_yaml::BlockStyle;
 use kfsched_yaml::edit::{Edit, Editor, Flavor, Placement};
@@ -415,28 +415,15 @@ impl Run<'_, '_> {
         opts: &Options,
         editor: &mut Editor,
     ) -> Vec<DocReport> {
-        let items: Vec<Option<NodeId>> = self
-            .items
-            .iter()
-            .take(docs.len())
-            .map(|&i| Some(i))
-            .collect();
-        let planned = plan_each(
-            self.tree,
-            &docs[..items.len()],
-            &items,
-            policy,
-            "ResourceList",
-            opts,
-            editor,
-        );
-        let mut reports = Vec::with_capacity(planned.len());
-        for (item, p) in items.into_iter().flatten().zip(planned) {
+        let planner = Planner::new(self.tree, policy, "ResourceList", opts);
+        let items: Vec<NodeId> = self.items.iter().take(docs.len()).copied().collect();
+        let mut reports = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
             let Planned {
                 reports: r,
                 errors,
                 warnings,
-            } = p;
+            } = planner.plan(&docs[i..=i], &[Some(item)], editor);
             reports.extend(r);
             for e in errors {
                 let e = if e.file == policy.file {

@@ -64,52 +64,36 @@ impl Ctx<'_, '_> {
     }
 }
 
-/// Matches rules to the components of `docs`, merges, and queues the edits
-/// in `editor`. Used for files and for the items of a KRM ResourceList.
-/// `roots[i]` is the root node of `docs[i]` (for the indentation of text
-/// inserted into it).
-pub(crate) fn plan(
-    tree: &Tree,
-    docs: &[Doc],
-    roots: &[Option<NodeId>],
-    policy: &Policy,
-    file: &str,
-    opts: &Options,
-    editor: &mut Editor,
-) -> Planned {
-    let ctx = Ctx::new(tree, policy, file, opts);
-    let mut planned = Planned::default();
-    plan_docs(&ctx, docs, roots, editor, &mut planned);
-    planned
-}
+/// Plans the documents of one file: matches rules to their components,
+/// merges, and queues the edits in an editor. What is found out once per
+/// file (its indentation, who wrote it) is kept between calls, so the items
+/// of a KRM ResourceList can be planned one at a time, each with its own
+/// errors and warnings, at the cost of one file.
+pub(crate) struct Planner<'a, 't>(Ctx<'a, 't>);
 
-/// [`plan`] for each of `docs` on its own, so that each one's errors and
-/// warnings are told apart (the items of a KRM ResourceList), with what is
-/// found out once per file (its indentation, who wrote it) shared.
-pub(crate) fn plan_each(
-    tree: &Tree,
-    docs: &[Doc],
-    roots: &[Option<NodeId>],
-    policy: &Policy,
-    file: &str,
-    opts: &Options,
-    editor: &mut Editor,
-) -> Vec<Planned> {
-    let ctx = Ctx::new(tree, policy, file, opts);
-    docs.iter()
-        .zip(roots)
-        .map(|(doc, root)| {
-            let mut planned = Planned::default();
-            plan_docs(
-                &ctx,
-                std::slice::from_ref(doc),
-                std::slice::from_ref(root),
-                editor,
-                &mut planned,
-            );
-            planned
-        })
-        .collect()
+impl<'a, 't> Planner<'a, 't> {
+    pub(crate) fn new(
+        tree: &'a Tree<'t>,
+        policy: &'a Policy,
+        file: &'a str,
+        opts: &'a Options,
+    ) -> Self {
+        Planner(Ctx::new(tree, policy, file, opts))
+    }
+
+    /// Plans `docs`, queuing their edits in `editor`. Used for files and
+    /// for the items of a KRM ResourceList. `roots[i]` is the root node of
+    /// `docs[i]` (for the indentation of text inserted into it).
+    pub(crate) fn plan(
+        &self,
+        docs: &[Doc],
+        roots: &[Option<NodeId>],
+        editor: &mut Editor,
+    ) -> Planned {
+        let mut planned = Planned::default();
+        plan_docs(&self.0, docs, roots, editor, &mut planned);
+        planned
+    }
 }
 
 impl<'a, 't> Ctx<'a, 't> {
@@ -130,7 +114,7 @@ impl<'a, 't> Ctx<'a, 't> {
     }
 }
 
-/// [`plan`], for the documents of a file or the items of a `v1 List`
+/// [`Planner::plan`], for the documents of a file or the items of a `v1 List`
 /// (each item planned like a document).
 fn plan_docs(
     ctx: &Ctx,

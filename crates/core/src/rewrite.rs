@@ -15,7 +15,7 @@ use crate::fastpath::{self, Head};
 use crate::format::{self, Doc, kfp_v2};
 use crate::helm;
 pub use crate::outcome::{ComponentReport, DocReport, FileOutcome, Input, Options};
-use crate::plan::{Planned, plan};
+use crate::plan::{Planned, Planner};
 use crate::policy::Policy;
 
 /// Processes many files in parallel; results are in input order.
@@ -132,15 +132,7 @@ impl File<'_> {
             reports,
             errors,
             warnings,
-        } = plan(
-            tree,
-            docs,
-            &roots,
-            self.policy,
-            self.name,
-            self.opts,
-            &mut editor,
-        );
+        } = Planner::new(tree, self.policy, self.name, self.opts).plan(docs, &roots, &mut editor);
         if !errors.is_empty() {
             if self.opts.report_errors {
                 return Ok(FileOutcome {
