@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of kfsched on this machine, as CI does:
-#   1. cargo fmt --check and cargo clippy -D warnings;
+#   1. cargo fmt --check, cargo clippy -D warnings and cargo doc with rustdoc's
+#      warnings as errors;
 #   2. a real Kubernetes control plane (etcd, kube-apiserver, kube-scheduler,
 #      kube-controller-manager, kwok) and kubectl, built from Go modules;
 #   3. the real clients the integration tests drive (kubectl, and kustomize,
@@ -28,6 +29,7 @@ step() { printf '\n== %s (%s)\n' "$*" "$(date +%T)"; }
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
+RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps -q
 
 step "control plane binaries"
 scripts/build-control-plane.sh

@@ -8,7 +8,7 @@
 //! orchestrator's `internal.config.kubernetes.io/*` annotations survive
 //! untouched. Results are written even when the policy is invalid. Where
 //! the policy came from one of the user's files, messages point into that
-//! file ([`source`]).
+//! file (the private `source` module).
 
 mod source;
 

@@ -6,7 +6,7 @@
 //! owns nothing on the heap. Scalar values are not copied: a value that is
 //! its source text is read from there, and one that differs (escapes, lines
 //! folded, a block scalar) is decoded from the source when asked
-//! ([`crate::decode`]), or copied when the decoder cannot read it.
+//! (the private `decode` module), or copied when the decoder cannot read it.
 
 use std::fmt;
 use std::ops::Range;

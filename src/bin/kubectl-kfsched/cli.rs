@@ -160,7 +160,7 @@ pub struct ExportAdmissionArgs {
     /// What the API server does with a pod or node the policy cannot judge: Fail refuses it, Ignore admits it unchanged
     #[arg(long = "failure-policy", value_enum, default_value_t = FailurePolicyArg::Fail)]
     pub failure_policy: FailurePolicyArg,
-    /// Prefix of the admission policies' names: PREFIX<policy name>
+    /// Prefix of the admission policies' names: PREFIX followed by the policy's name
     #[arg(
         long = "name-prefix",
         value_name = "PREFIX",

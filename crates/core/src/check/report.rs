@@ -261,7 +261,7 @@ fn tail_json(report: &Report, nodes: &Nodes) -> Json {
 /// The marker `write_json` puts where a component's node list goes.
 const NODES_MARK: &str = "\u{0}nodes\u{0}";
 
-/// Writes the JSON report, as [`json`] builds it and `serde_json` prints it
+/// Writes the JSON report, as [`json()`] builds it and `serde_json` prints it
 /// pretty, without building it whole: a list of thousands of node names is
 /// rendered once per distinct verdict and written for every component that
 /// shares it.
