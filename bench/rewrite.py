@@ -30,6 +30,8 @@ PYB = os.environ.get("KFSCHED_PY_BENCH", "")  # python with PyYAML 6.0.4 + ruame
 YQ = os.environ.get("KFSCHED_YQ", "")
 KUBECTL = os.environ.get("KUBECTL", "kubectl")
 FLOOR = os.environ["KFSCHED_PARSE_FLOOR"]
+# The same rewrite as a library call in a program that links nothing else (BENCH=formats).
+ALONE = os.environ.get("KFSCHED_REWRITE_ONLY", "")
 ALT = ROOT / "bench" / "alt"
 
 
@@ -216,11 +218,13 @@ def side_by_side(cmd, floor, runs):
 def formats(big_v2):
     """Every input format against the parser's floor (parse-floor: read the file, pull every
     saphyr-parser event), side by side: the time ratio, and the peak RSS against the limit
-    of the floor's peak RSS plus twice the input (the input and the output, each held once)."""
+    of the floor's peak RSS plus twice the input (the input and the output, each held once).
+    `rewrite-only` is the peak RSS of the same rewrite in a program with nothing else linked in
+    (bench/rewrite_only.rs: no command line parser, no cluster client), same output bytes."""
     print("\nformats: kfsched rewrite against the parser's own event pass (parse-floor), same file,"
           " alternating; wall and CPU medians, peak RSS of 3 runs alone")
     print(f"  {'input':<44} {'size':>8} {'kfsched':>9} {'floor':>9} {'time':>6} {'cpu':>6}"
-          f" {'peak RSS':>9} {'limit':>9} {'floor RSS':>9}")
+          f" {'peak RSS':>9} {'limit':>9} {'floor RSS':>9} {'rewrite-only':>12}")
     v1 = ROOT / "testdata/golden/v1/large_300"
     v2 = ROOT / "testdata/golden/v2/large_300"
     pv = ROOT / "testdata/golden/pv/large_300"
@@ -242,12 +246,18 @@ def formats(big_v2):
             [KFSCHED, "rewrite", "-p", str(policy), str(path)], [FLOOR, str(path)], runs)
         limit = frss + 2 * size / 1024
         ok = rss <= limit
+        alone_cmd = [ALONE, str(policy), str(path)]
+        if subprocess.run([KFSCHED, "rewrite", "-p", str(policy), str(path)], capture_output=True).stdout != \
+                subprocess.run(alone_cmd, capture_output=True).stdout:
+            raise SystemExit(f"rewrite-only wrote other bytes than kubectl-kfsched rewrite on {path}")
+        alone = max(peak_rss(alone_cmd) for _ in range(3))
         if not ok:
             failed.append(label)
         print(f"  {label:<44} {size / 1e6:6.2f}MB {t * 1000:7.1f}ms {ft * 1000:7.1f}ms {t / ft:5.2f}x"
               f" {cpu / fcpu:5.2f}x {rss / 1024:7.1f}MB {limit / 1024:7.1f}MB {frss / 1024:7.1f}MB"
-              f"  {'within' if ok else 'over'}")
-    print("  (time, cpu: kfsched / floor; limit: the floor's peak RSS + 2x the input)")
+              f" {alone / 1024:10.1f}MB  {'within' if ok else 'over'}")
+    print("  (time, cpu: kfsched / floor; limit: the floor's peak RSS + 2x the input;"
+          " rewrite-only: the same rewrite in a program that links nothing else)")
     if failed:
         print(f"  over the memory limit: {', '.join(failed)}")
     print("\nPipelineVersion manifest against the IR file of the same 300-task pipeline (alternating)")

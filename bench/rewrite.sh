@@ -7,7 +7,8 @@
 #   bench/rewrite.sh              # RUNS=10 by default
 #   RUNS=20 bench/rewrite.sh
 #   BENCH=formats bench/rewrite.sh  # only every format against the parser's floor (time and
-#                                   # peak RSS against the floor's + 2x the input)
+#                                   # peak RSS against the floor's + 2x the input, and the
+#                                   # peak RSS of the rewrite alone: bench/rewrite_only.rs)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -19,6 +20,8 @@ export GOWORK=off GOTOOLCHAIN=local
 # binary users run.
 cargo build --release -q --bin kubectl-kfsched
 cargo build --release -q --example parse-floor
+# The rewrite as a library call in a program with nothing else linked in (BENCH=formats).
+cargo build --release -q --example rewrite-only
 # The SDK venvs (kfp 2.17.3, kfp 1.8.22) that compile the fixtures (BENCH=formats needs only
 # kfp 2.17.3's, for the ~10 MB KFP v2 file).
 if [ ! -x "$cache/fixtures-kfp-v2/bin/python" ] ||
@@ -50,5 +53,6 @@ export KFSCHED_PY_V1=$cache/fixtures-kfp-v1/bin/python
 export KFSCHED_PY_BENCH=$bench_venv/bin/python
 export KFSCHED_YQ=$cache/tools-bin/yq
 export KFSCHED_PARSE_FLOOR=$root/target/release/examples/parse-floor
+export KFSCHED_REWRITE_ONLY=$root/target/release/examples/rewrite-only
 export KFSCHED_BIG_V2=$big
 exec python3 bench/rewrite.py
