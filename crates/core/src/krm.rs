@@ -35,7 +35,7 @@ pub struct KrmOutcome {
     pub errors: Vec<String>,
 }
 
-pub use source::{config_paths, kustomization_configs};
+pub use source::kustomization_configs;
 
 /// What a run takes besides the rewrite's options.
 #[derive(Clone, Copy, Default)]
@@ -44,7 +44,7 @@ pub struct Context<'a> {
     /// and then nothing is rewritten, rather than a warning.
     pub strict: bool,
     /// Files the functionConfig may have been read from (see
-    /// [`config_paths`], [`kustomization_configs`]): the first that holds
+    /// [`ResourceList::config_paths`], [`kustomization_configs`]): the first that holds
     /// it is where its messages point.
     pub policy_files: &'a [Input],
 }
@@ -53,31 +53,94 @@ pub struct Context<'a> {
 #[derive(Debug)]
 pub struct KrmInputError(pub Vec<Diagnostic>);
 
-/// Whether stdin text is a ResourceList (for the no-argument entry point).
-pub fn is_resource_list(text: &str) -> bool {
-    let Ok(tree) = Tree::parse(text) else {
-        return false;
-    };
-    let Some(root) = tree.documents.first().and_then(|d| d.root) else {
-        return false;
-    };
-    tree.get_value(root, "kind").and_then(|k| tree.str_value(k)) == Some("ResourceList")
+/// A ResourceList as read from stdin, parsed once: what the binary asks of
+/// it before the run (whether it is one, whether its functionConfig is a
+/// policy, which file that came from) and the run itself share one span
+/// tree of a text that can be megabytes long.
+pub struct ResourceList<'a> {
+    bytes: &'a [u8],
+    read: Result<(&'a str, Tree<'a>), KrmInputError>,
 }
 
-/// Whether a ResourceList's functionConfig is a SchedulingPolicy (then a
-/// policy found on disk is not needed as a fallback).
-pub fn has_policy(text: &str) -> bool {
-    let Ok(tree) = Tree::parse(text) else {
-        return false;
-    };
-    tree.documents
-        .first()
-        .and_then(|d| d.root)
-        .filter(|&r| tree.kind(r) == Kind::Map)
-        .and_then(|r| tree.get_value(r, "functionConfig"))
-        .filter(|&f| tree.kind(f) == Kind::Map)
-        .and_then(|f| str_at(&tree, f, &["kind"]))
-        == Some("SchedulingPolicy")
+impl<'a> ResourceList<'a> {
+    pub fn read(bytes: &'a [u8]) -> ResourceList<'a> {
+        let read = decode_utf8("<stdin>", bytes)
+            .map_err(|d| KrmInputError(vec![d]))
+            .and_then(|text| {
+                Tree::parse(text).map(|tree| (text, tree)).map_err(|e| {
+                    KrmInputError(vec![Diagnostic {
+                        file: "<stdin>".into(),
+                        line: e.line,
+                        col: e.col,
+                        path: e.path.clone(),
+                        message: format!("invalid YAML: {}", e.message),
+                    }])
+                })
+            });
+        ResourceList { bytes, read }
+    }
+
+    /// `f` of the span tree. A text the run refuses (not UTF-8, a bare
+    /// carriage return) is read with its bad bytes replaced, so that it
+    /// still counts as a ResourceList and the run says what is wrong.
+    fn with_tree<T>(&self, f: impl FnOnce(&Tree) -> T) -> Option<T> {
+        match &self.read {
+            Ok((_, tree)) => Some(f(tree)),
+            Err(_) => {
+                let text = String::from_utf8_lossy(self.bytes);
+                Tree::parse(&text).ok().map(|tree| f(&tree))
+            }
+        }
+    }
+
+    /// Whether it is a ResourceList (for the no-argument entry point).
+    pub fn is_resource_list(&self) -> bool {
+        self.with_tree(|tree| {
+            let root = tree.documents.first().and_then(|d| d.root)?;
+            tree.get_value(root, "kind")
+                .and_then(|k| tree.str_value(k))
+                .map(|k| k == "ResourceList")
+        })
+        .flatten()
+            == Some(true)
+    }
+
+    /// Whether its functionConfig is a SchedulingPolicy (then a policy
+    /// found on disk is not needed as a fallback).
+    pub fn has_policy(&self) -> bool {
+        self.with_tree(|tree| {
+            tree.documents
+                .first()
+                .and_then(|d| d.root)
+                .filter(|&r| tree.kind(r) == Kind::Map)
+                .and_then(|r| tree.get_value(r, "functionConfig"))
+                .filter(|&f| tree.kind(f) == Kind::Map)
+                .and_then(|f| str_at(tree, f, &["kind"]))
+                == Some("SchedulingPolicy")
+        }) == Some(true)
+    }
+
+    /// The file its functionConfig says it was read from (kpt's `fn
+    /// render` annotates it with its package and path), to offer as a
+    /// candidate.
+    pub fn config_paths(&self) -> Vec<std::path::PathBuf> {
+        self.with_tree(source::config_paths).unwrap_or_default()
+    }
+
+    /// Runs the function over it. `fallback` is the policy to use when the
+    /// functionConfig is absent or is not a SchedulingPolicy (kpt passes a
+    /// ConfigMap for `-- key=value` arguments).
+    pub fn run(
+        &self,
+        fallback: Option<&Policy>,
+        opts: &Options,
+        cx: Context,
+    ) -> Result<KrmOutcome, KrmInputError> {
+        match &self.read {
+            Ok((text, tree)) => run_tree(text, tree, fallback, opts, cx),
+            Err(e) => Err(KrmInputError(e.0.clone())),
+        }
+    }
 }
 
 struct Result1 {
@@ -153,40 +216,29 @@ pub(crate) fn file_ref(tree: &Tree, item: NodeId) -> Option<(String, i64)> {
     Some((path.to_string(), index))
 }
 
-/// Runs the function over a ResourceList. `fallback` is the policy to use
-/// when the functionConfig is absent or is not a SchedulingPolicy (kpt
-/// passes a ConfigMap for `-- key=value` arguments).
+/// Runs the function over a ResourceList ([`ResourceList::run`] without
+/// `--strict` or policy files).
 pub fn run(
     bytes: &[u8],
     fallback: Option<&Policy>,
     opts: &Options,
 ) -> Result<KrmOutcome, KrmInputError> {
-    run_with(bytes, fallback, opts, Context::default())
+    ResourceList::read(bytes).run(fallback, opts, Context::default())
 }
 
-/// [`run`], with `--strict` and the files the policy may come from.
-pub fn run_with(
-    bytes: &[u8],
+fn run_tree(
+    text: &str,
+    tree: &Tree,
     fallback: Option<&Policy>,
     opts: &Options,
     cx: Context,
 ) -> Result<KrmOutcome, KrmInputError> {
-    let text = decode_utf8("<stdin>", bytes).map_err(|d| KrmInputError(vec![d]))?;
-    let tree = Tree::parse(text).map_err(|e| {
-        KrmInputError(vec![Diagnostic {
-            file: "<stdin>".into(),
-            line: e.line,
-            col: e.col,
-            path: e.path.clone(),
-            message: format!("invalid YAML: {}", e.message),
-        }])
-    })?;
     let root = tree
         .documents
         .first()
         .and_then(|d| d.root)
         .filter(|&r| tree.kind(r) == Kind::Map);
-    let Some(root) = root.filter(|&r| str_at(&tree, r, &["kind"]) == Some("ResourceList")) else {
+    let Some(root) = root.filter(|&r| str_at(tree, r, &["kind"]) == Some("ResourceList")) else {
         // At the kind that is not ResourceList, else at the document.
         let first = tree.documents.first().and_then(|d| d.root);
         let kind = first.and_then(|r| {
@@ -196,7 +248,7 @@ pub fn run_with(
         });
         let at = kind.or(first).map_or(0, |n| tree.node(n).start as usize);
         return Err(KrmInputError(vec![Diagnostic::at(
-            &tree,
+            tree,
             "<stdin>",
             at,
             if kind.is_some() { "kind" } else { "" },
@@ -209,15 +261,15 @@ pub fn run_with(
         .map(|i| tree.items(i).collect())
         .unwrap_or_default();
     let mut run = Run {
-        tree: &tree,
+        tree,
         items,
         results: Vec::new(),
         failed: false,
         strict: cx.strict,
         listed: None,
     };
-    let mut editor = Editor::new(&tree, Flavor::Generic(BlockStyle::detect(&tree)));
-    match function_policy(&tree, root, fallback, cx.policy_files) {
+    let mut editor = Editor::new(tree, Flavor::Generic(BlockStyle::detect(tree)));
+    match function_policy(tree, root, fallback, cx.policy_files) {
         Err(diags) => {
             for d in diags {
                 run.error(format!("invalid SchedulingPolicy: {d}"), None);
@@ -235,23 +287,26 @@ pub fn run_with(
     if run.failed {
         // Nothing is rewritten when anything failed: only results are
         // added, and none says that an item was changed.
-        editor = Editor::new(&tree, Flavor::Generic(BlockStyle::detect(&tree)));
+        editor = Editor::new(tree, Flavor::Generic(BlockStyle::detect(tree)));
         run.results.retain(|r| r.severity != "info");
     }
     let Run {
         results, failed, ..
     } = run;
-    add_results(&tree, root, &results, &mut editor)?;
+    add_results(tree, root, &results, &mut editor)?;
+    // Whole lines inserted (an item's new entries, the results at the end)
+    // need only their own text checked; anything else, the whole output.
+    let inserts_ok = editor.is_empty() || editor.line_inserts_parse();
     let output = if editor.is_empty() {
         text.to_string()
     } else {
         editor.finish().map_err(|e| {
             KrmInputError(vec![Diagnostic::at(
-                &tree, "<stdin>", e.offset, &e.path, e.message,
+                tree, "<stdin>", e.offset, &e.path, e.message,
             )])
         })?
     };
-    if let Err(e) = Tree::parse(&output) {
+    if let Some(e) = (!inserts_ok).then(|| Tree::parse(&output).err()).flatten() {
         return Err(KrmInputError(vec![Diagnostic::file(
             "<stdin>",
             format!(
@@ -559,4 +614,32 @@ fn in_resource_list(mut d: Diagnostic) -> Diagnostic {
         };
     }
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_reading_answers_what_the_binary_asks_before_the_run() {
+        let list = ResourceList::read(
+            b"kind: ResourceList\nitems: []\nfunctionConfig:\n  kind: SchedulingPolicy\n",
+        );
+        assert!(list.is_resource_list());
+        assert!(list.has_policy());
+        let other = ResourceList::read(b"kind: ResourceList\nfunctionConfig: {kind: ConfigMap}\n");
+        assert!(other.is_resource_list() && !other.has_policy());
+        assert!(!ResourceList::read(b"kind: Pod\n").is_resource_list());
+        assert!(!ResourceList::read(b"kind: [ResourceList\n").is_resource_list());
+    }
+
+    #[test]
+    fn a_resource_list_that_is_not_utf8_is_still_one_and_the_run_says_why_not() {
+        let list = ResourceList::read(b"kind: ResourceList\nitems: []\nnote: \xff\n");
+        assert!(list.is_resource_list());
+        let Err(KrmInputError(d)) = list.run(None, &Options::default(), Context::default()) else {
+            panic!("a ResourceList that is not UTF-8 ran");
+        };
+        assert_eq!((d[0].file.as_str(), d[0].line), ("<stdin>", 3), "{d:?}");
+    }
 }

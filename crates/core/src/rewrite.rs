@@ -267,16 +267,7 @@ impl File<'_> {
         }
         let first = editor.first_offset().unwrap_or(0);
         let appends_only = editor.only_appends_documents();
-        // Whole lines inserted between complete lines leave every other line
-        // as it was: the result parses when each inserted text does, which
-        // is far cheaper to check than the file.
-        let inserts_ok = !appends_only && editor.only_line_inserts() && {
-            // Rules write the same text into many components: each once.
-            let distinct: std::collections::HashSet<&str> = editor.inserted_texts().collect();
-            distinct
-                .into_iter()
-                .all(|t| kfsched_yaml::quick::accepts(t) || kfsched_yaml::tree::check_syntax(t))
-        };
+        let inserts_ok = !appends_only && editor.line_inserts_parse();
         let patch = editor.finish_patch().map_err(|e| {
             vec![Diagnostic::at(
                 tree, self.name, e.offset, &e.path, e.message,

@@ -206,6 +206,20 @@ impl<'t, 'a> Editor<'t, 'a> {
         self.splices.iter().map(|s| s.text.as_str())
     }
 
+    /// Whether the result is known to parse without parsing it: every edit
+    /// inserts whole lines ([`Editor::only_line_inserts`]) and each inserted
+    /// text parses on its own. Far cheaper than parsing the result; rules
+    /// write the same text into many places, so each distinct one is
+    /// checked once.
+    pub fn line_inserts_parse(&self) -> bool {
+        self.only_line_inserts() && {
+            let distinct: std::collections::HashSet<&str> = self.inserted_texts().collect();
+            distinct
+                .into_iter()
+                .all(|t| crate::quick::accepts(t) || crate::tree::check_syntax(t))
+        }
+    }
+
     pub fn apply(&mut self, edit: Edit) -> Result<(), EditError> {
         match edit {
             Edit::Reconcile {

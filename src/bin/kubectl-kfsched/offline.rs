@@ -634,8 +634,9 @@ pub fn krm_entry(args: &[OsString]) -> Result<Option<Exit>, Box<dyn std::error::
     if args.len() == 1 && !std::io::stdin().is_terminal() {
         let mut buf = Vec::new();
         std::io::stdin().read_to_end(&mut buf)?;
-        if kfsched::krm::is_resource_list(&String::from_utf8_lossy(&buf)) {
-            return krm_run(&buf, None, &[], &Versions::default(), false).map(Some);
+        let list = kfsched::krm::ResourceList::read(&buf);
+        if list.is_resource_list() {
+            return krm_run(&list, None, &[], &Versions::default(), false).map(Some);
         }
         report::error(
             Category::Usage,
@@ -679,7 +680,7 @@ fn legacy_plugin(config: &Path, versions: &Versions) -> R {
 }
 
 fn krm_run(
-    bytes: &[u8],
+    list: &kfsched::krm::ResourceList,
     fallback: Option<&Policy>,
     found: &[PathBuf],
     versions: &Versions,
@@ -689,12 +690,12 @@ fn krm_run(
         version_suffix: versions.version_suffix.clone(),
         ..Default::default()
     };
-    let files = policy_files(bytes, fallback, found);
+    let files = policy_files(list, fallback, found);
     let cx = kfsched::krm::Context {
         strict,
         policy_files: &files,
     };
-    match kfsched::krm::run_with(bytes, fallback, &opts, cx) {
+    match list.run(fallback, &opts, cx) {
         Ok(o) => {
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(o.output.as_bytes())?;
@@ -725,9 +726,12 @@ fn krm_run(
 /// kustomize runs exec functions), and the policy found as every command
 /// finds it. Unreadable ones are left out; the library uses a file only
 /// when it holds exactly the functionConfig.
-fn policy_files(resource_list: &[u8], fallback: Option<&Policy>, found: &[PathBuf]) -> Vec<Input> {
-    let text = String::from_utf8_lossy(resource_list);
-    let mut paths: Vec<PathBuf> = kfsched::krm::config_paths(&text);
+fn policy_files(
+    list: &kfsched::krm::ResourceList,
+    fallback: Option<&Policy>,
+    found: &[PathBuf],
+) -> Vec<Input> {
+    let mut paths: Vec<PathBuf> = list.config_paths();
     // Named in full: kustomize may have been run from anywhere.
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     for name in ["kustomization.yaml", "kustomization.yml", "Kustomization"] {
@@ -776,9 +780,10 @@ pub fn krm(a: FnArgs) -> R {
     let found = discover::policy_path(policy.as_deref(), std::env::var_os("KFSCHED_POLICY"), &cwd)
         .ok()
         .filter(|p| policy.is_some() || p.exists());
+    let list = kfsched::krm::ResourceList::read(&buf);
     let mut candidates = Vec::new();
     let fallback = match found {
-        Some(p) if kfsched::krm::has_policy(&String::from_utf8_lossy(&buf)) => {
+        Some(p) if list.has_policy() => {
             candidates.push(p);
             None
         }
@@ -791,5 +796,5 @@ pub fn krm(a: FnArgs) -> R {
         },
         None => None,
     };
-    krm_run(&buf, fallback.as_ref(), &candidates, &a.versions, a.strict)
+    krm_run(&list, fallback.as_ref(), &candidates, &a.versions, a.strict)
 }

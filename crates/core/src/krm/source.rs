@@ -26,12 +26,10 @@ const PATH: [&str; 2] = [
 ];
 const PACKAGE_PATH: &str = "internal.config.kubernetes.io/package-path";
 
-/// The file a functionConfig says it was read from (kpt's `fn render`
-/// annotates it with its package and path), to offer as a candidate.
-pub fn config_paths(resource_list: &str) -> Vec<PathBuf> {
-    let Ok(tree) = Tree::parse(resource_list) else {
-        return Vec::new();
-    };
+/// The file a ResourceList's functionConfig says it was read from (kpt's
+/// `fn render` annotates it with its package and path), to offer as a
+/// candidate.
+pub(super) fn config_paths(tree: &Tree) -> Vec<PathBuf> {
     let Some(root) = tree.documents.first().and_then(|d| d.root) else {
         return Vec::new();
     };
@@ -41,7 +39,7 @@ pub fn config_paths(resource_list: &str) -> Vec<PathBuf> {
     let Some(fc) = tree.get_value(root, "functionConfig") else {
         return Vec::new();
     };
-    let ann = |k: &str| str_at(&tree, fc, &["metadata", "annotations", k]);
+    let ann = |k: &str| str_at(tree, fc, &["metadata", "annotations", k]);
     let Some(path) = PATH.iter().find_map(|k| ann(k)) else {
         return Vec::new();
     };
@@ -137,8 +135,9 @@ mod tests {
     #[test]
     fn candidates_from_kpt_annotations_and_a_kustomization() {
         let list = "kind: ResourceList\nitems: []\nfunctionConfig:\n  kind: SchedulingPolicy\n  metadata:\n    annotations:\n      config.kubernetes.io/path: 'kfsched.yaml'\n      internal.config.kubernetes.io/package-path: '/pkg'\n      internal.config.kubernetes.io/path: 'kfsched.yaml'\n";
-        assert_eq!(config_paths(list), [PathBuf::from("/pkg/kfsched.yaml")]);
-        assert!(config_paths("kind: ResourceList\nfunctionConfig: {kind: X}\n").is_empty());
+        let paths = |text: &str| super::super::ResourceList::read(text.as_bytes()).config_paths();
+        assert_eq!(paths(list), [PathBuf::from("/pkg/kfsched.yaml")]);
+        assert!(paths("kind: ResourceList\nfunctionConfig: {kind: X}\n").is_empty());
         let k = "resources: [a.yaml]\ntransformers:\n- kfsched.yaml\n- |\n  apiVersion: x\n  kind: Y\nvalidators: [placement.yaml]\n";
         assert_eq!(kustomization_configs(k), ["kfsched.yaml", "placement.yaml"]);
     }
