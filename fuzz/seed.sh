@@ -3,13 +3,20 @@
 # Each seed is a few bytes of choices (policy, value, node) followed by a real file.
 set -euo pipefail
 cd "$(dirname "$0")"
-for t in rewrite editor; do mkdir -p corpus/$t; done
+for t in rewrite editor krm; do mkdir -p corpus/$t; done
 mkdir -p corpus/emit_roundtrip
 i=0
 for f in ../testdata/cases/*/input.yaml ../testdata/bad/*/input.yaml ../testdata/golden/corpus-v*/*/plain.yaml ../testdata/golden/v1/{resource_ops,exit_handler}/plain.yaml ../examples/.kfsched.yaml; do
   i=$((i + 1))
   { printf '%08x%08x' "$i" "$((i * 7919))"; cat "$f"; } > "corpus/rewrite/seed-$i"
   { printf '%016x' "$((i * 104729))"; cat "$f"; } > "corpus/editor/seed-$i"
+  # The same documents as the items of a ResourceList, as kustomize and kpt send them.
+  {
+    printf '%08x%08x' "$i" "$((i * 7919))"
+    printf 'apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n'
+    awk 'BEGIN { first = 1 } /^---/ { first = 1; next } /^\.\.\./ { next }
+      { if (first) { print "- " $0; first = 0 } else { print "  " $0 } }' "$f"
+  } > "corpus/krm/seed-$i"
 done
 mkdir -p corpus/quick
 for f in ../testdata/golden/v2/*/plain.yaml ../testdata/golden/corpus-v2/*/plain.yaml ../testdata/golden/v1/*/plain.yaml ../testdata/golden/corpus-v1/*/plain.yaml ../fuzz/regressions/quick/*; do

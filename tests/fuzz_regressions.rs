@@ -42,6 +42,11 @@ fn emit_roundtrip_regressions() {
 }
 
 #[test]
+fn krm_regressions() {
+    replay("krm", checks::krm);
+}
+
+#[test]
 fn quick_regressions() {
     replay("quick", checks::quick);
 }

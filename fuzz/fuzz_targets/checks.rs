@@ -4,6 +4,8 @@
 
 use crate::common;
 use arbitrary::Unstructured;
+use kfsched_core::krm::{KrmInputError, ResourceList};
+use kfsched_core::outcome::Options;
 use kfsched_core::policy::Policy;
 use kfsched_core::rewrite::process;
 use kfsched_yaml::edit::{Edit, Editor, Flavor, Placement};
@@ -157,6 +159,42 @@ pub fn rewrite(data: &[u8]) {
         ),
         Err(d) => panic!("the output is refused: {d:?}\n--- output\n{out}"),
     }
+}
+
+/// The KRM function on an arbitrary ResourceList under a generated policy
+/// (the fallback when its functionConfig is not one): no input causes an
+/// internal error, and when it runs, the ResourceList it writes parses,
+/// each item's rewrite being checked by its inserted lines alone.
+pub fn krm(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Ok(policy_text) = common::policy(&mut u) else {
+        return;
+    };
+    let input = u.take_rest();
+    let Ok(policy) = Policy::from_bytes("policy.yaml", policy_text.as_bytes()) else {
+        return;
+    };
+    let list = ResourceList::read(input);
+    let outcome = match list.run(Some(&policy), &Options::default(), Default::default()) {
+        Ok(o) => o,
+        Err(KrmInputError(d)) => {
+            if let Some(e) = d.iter().find(|e| e.message.contains("internal error")) {
+                panic!("{e}\n--- input\n{}", String::from_utf8_lossy(input));
+            }
+            return;
+        }
+    };
+    if let Err(e) = Tree::parse(&outcome.output) {
+        panic!(
+            "output does not parse: {e}\n--- input\n{}\n--- output\n{}",
+            String::from_utf8_lossy(input),
+            outcome.output
+        );
+    }
+    assert!(
+        list.is_resource_list(),
+        "a run on what is not a ResourceList"
+    );
 }
 
 fn roundtrip(text: &str, want: &Value, what: &str) {
