@@ -59,9 +59,10 @@ def measure(cmd, cwd=None, runs=RUNS):
     return statistics.median(times), statistics.median(cpus), rss
 
 
-def peak_rss(cmd, cwd=None):
-    """Peak RSS of one run, measured on its own with /usr/bin/time (KB)."""
-    r = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ALT)})
+def peak_rss(cmd, cwd=None, stdin=None):
+    """Peak RSS of one run, measured on its own with /usr/bin/time (KB); `stdin`: a file to read."""
+    with open(stdin or os.devnull, "rb") as src:
+        r = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, cwd=cwd, stdin=src, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ALT)})
     return int(r.stderr.decode().strip().splitlines()[-1])
 
 
@@ -189,15 +190,27 @@ def workload_stream(path, min_bytes=1_000_000):
     return path
 
 
-def side_by_side(cmd, floor, runs):
+def resource_list(path, min_bytes=1_000_000):
+    """The items of testdata/cases/kubectl-get-all (pods, deployments, jobs...) repeated in
+    one ResourceList, as kustomize and kpt send them to a KRM function."""
+    if not path.exists():
+        doc = (ROOT / "testdata/cases/kubectl-get-all/input.yaml").read_text()
+        items = doc[doc.index("\nitems:\n") + len("\nitems:\n"):doc.index("\nkind: List\n") + 1]
+        head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+        path.write_text(head + items * (min_bytes // len(items.encode()) + 1))
+    return path
+
+
+def side_by_side(cmd, floor, runs, stdin=None):
     """Median wall time, CPU time and peak RSS of `cmd` and of `floor`, run alternately
-    (both writing stdout to a file), so that both see the same machine state."""
+    (both writing stdout to a file), so that both see the same machine state. `stdin`: a
+    file `cmd` reads."""
     out = Path(tempfile.mkdtemp()) / "out.yaml"
     def once(c):
-        with open(out, "w") as f:
+        with open(out, "w") as f, open(stdin if c is cmd and stdin else os.devnull, "rb") as src:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
-            r = subprocess.run(c, stdout=f, stderr=subprocess.PIPE)
+            r = subprocess.run(c, stdin=src, stdout=f, stderr=subprocess.PIPE)
             dt = time.perf_counter() - t0
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if r.returncode not in (0, 1):
@@ -211,7 +224,7 @@ def side_by_side(cmd, floor, runs):
     shutil.rmtree(out.parent)
     med = lambda xs, i: statistics.median(x[i] for x in xs)
     # Peak RSS: the largest of three runs each, measured alone (/usr/bin/time).
-    rss = lambda c: max(peak_rss(c) for _ in range(3))
+    rss = lambda c: max(peak_rss(c, stdin=stdin if c is cmd else None) for _ in range(3))
     return (med(k, 0), med(k, 1), rss(cmd)), (med(f, 0), med(f, 1), rss(floor))
 
 
@@ -266,6 +279,13 @@ def formats(big_v2):
         [KFSCHED, "rewrite", "-p", str(v2 / "policy.yaml"), str(v2 / "plain.yaml")], 3 * RUNS)
     print(f"  KFP v2 IR file         {(v2 / 'plain.yaml').stat().st_size / 1e6:5.2f} MB  {t_ir * 1000:6.1f} ms")
     print(f"  PipelineVersion        {(pv / 'plain.yaml').stat().st_size / 1e6:5.2f} MB  {t_pv * 1000:6.1f} ms  = {t_pv / t_ir:.2f}x the IR file")
+    print("\nKRM function on the workloads as one ResourceList against rewrite of them as a file (alternating)")
+    rl = resource_list(ROOT / ".cache/bench/resource-list.yaml")
+    (t_fn, _, _), (t_rw, _, _) = side_by_side(
+        [KFSCHED, "fn", "-p", str(work / "policy.yaml")],
+        [KFSCHED, "rewrite", "-p", str(work / "policy.yaml"), str(stream)], RUNS, stdin=rl)
+    print(f"  rewrite, a stream of Lists  {stream.stat().st_size / 1e6:5.2f} MB  {t_rw * 1000:6.1f} ms")
+    print(f"  fn, one ResourceList        {rl.stat().st_size / 1e6:5.2f} MB  {t_fn * 1000:6.1f} ms  = {t_fn / t_rw:.2f}x rewrite")
 
 
 def tree(n=1000):

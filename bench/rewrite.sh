@@ -8,7 +8,9 @@
 #   RUNS=20 bench/rewrite.sh
 #   BENCH=formats bench/rewrite.sh  # only every format against the parser's floor (time and
 #                                   # peak RSS against the floor's + 2x the input, and the
-#                                   # peak RSS of the rewrite alone: bench/rewrite_only.rs)
+#                                   # peak RSS of the rewrite alone: bench/rewrite_only.rs),
+#                                   # a PipelineVersion against its IR file and the KRM
+#                                   # function against rewrite on the same workloads
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
