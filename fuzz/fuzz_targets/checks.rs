@@ -4,6 +4,7 @@
 
 use crate::common;
 use arbitrary::Unstructured;
+use kfsched_core::diag::Diagnostic;
 use kfsched_core::krm::{KrmInputError, ResourceList};
 use kfsched_core::outcome::Options;
 use kfsched_core::policy::Policy;
@@ -111,23 +112,12 @@ fn substituted(tree: &Tree, id: NodeId, target: NodeId, desired: &Value) -> Valu
 /// The whole rewrite on arbitrary YAML and policies: it never panics, its
 /// output parses whenever the input did, and a second run changes nothing.
 pub fn rewrite(data: &[u8]) {
-    let mut u = Unstructured::new(data);
-    let Ok(policy_text) = common::policy(&mut u) else {
-        return;
-    };
-    let input = u.take_rest();
-    let Ok(policy) = Policy::from_bytes("policy.yaml", policy_text.as_bytes()) else {
+    let Some((policy, input)) = policy_and_input(data) else {
         return;
     };
     let outcome = match process("input.yaml", input, &policy) {
         Ok(o) => o,
-        // Refusing input is fine; a self-check failing is a bug.
-        Err(d) => {
-            if let Some(e) = d.iter().find(|e| e.message.contains("internal error")) {
-                panic!("{e}\n--- input\n{}", String::from_utf8_lossy(input));
-            }
-            return;
-        }
+        Err(d) => return refused(&d, input),
     };
     let Some(out) = outcome.text(input) else {
         return;
@@ -166,23 +156,13 @@ pub fn rewrite(data: &[u8]) {
 /// internal error, and when it runs, the ResourceList it writes parses,
 /// each item's rewrite being checked by its inserted lines alone.
 pub fn krm(data: &[u8]) {
-    let mut u = Unstructured::new(data);
-    let Ok(policy_text) = common::policy(&mut u) else {
-        return;
-    };
-    let input = u.take_rest();
-    let Ok(policy) = Policy::from_bytes("policy.yaml", policy_text.as_bytes()) else {
+    let Some((policy, input)) = policy_and_input(data) else {
         return;
     };
     let list = ResourceList::read(input);
     let outcome = match list.run(Some(&policy), &Options::default(), Default::default()) {
         Ok(o) => o,
-        Err(KrmInputError(d)) => {
-            if let Some(e) = d.iter().find(|e| e.message.contains("internal error")) {
-                panic!("{e}\n--- input\n{}", String::from_utf8_lossy(input));
-            }
-            return;
-        }
+        Err(KrmInputError(d)) => return refused(&d, input),
     };
     if let Err(e) = Tree::parse(&outcome.output) {
         panic!(
@@ -195,6 +175,23 @@ pub fn krm(data: &[u8]) {
         list.is_resource_list(),
         "a run on what is not a ResourceList"
     );
+}
+
+/// A generated policy (most inputs give a valid one) and the rest of the
+/// bytes as the input.
+fn policy_and_input(data: &[u8]) -> Option<(Policy, &[u8])> {
+    let mut u = Unstructured::new(data);
+    let policy_text = common::policy(&mut u).ok()?;
+    let input = u.take_rest();
+    let policy = Policy::from_bytes("policy.yaml", policy_text.as_bytes()).ok()?;
+    Some((policy, input))
+}
+
+/// Refusing input is fine; a self-check failing is a bug.
+fn refused(diags: &[Diagnostic], input: &[u8]) {
+    if let Some(e) = diags.iter().find(|e| e.message.contains("internal error")) {
+        panic!("{e}\n--- input\n{}", String::from_utf8_lossy(input));
+    }
 }
 
 fn roundtrip(text: &str, want: &Value, what: &str) {
