@@ -96,13 +96,11 @@ impl<'a> ResourceList<'a> {
     /// Whether it is a ResourceList (for the no-argument entry point).
     pub fn is_resource_list(&self) -> bool {
         self.with_tree(|tree| {
-            let root = tree.documents.first().and_then(|d| d.root)?;
-            tree.get_value(root, "kind")
+            let root = tree.documents.first().and_then(|d| d.root);
+            root.and_then(|r| tree.get_value(r, "kind"))
                 .and_then(|k| tree.str_value(k))
-                .map(|k| k == "ResourceList")
-        })
-        .flatten()
-            == Some(true)
+                == Some("ResourceList")
+        }) == Some(true)
     }
 
     /// Whether its functionConfig is a SchedulingPolicy (then a policy
