@@ -16,6 +16,9 @@
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=KFSCHED_LINK_ORDER");
+    // `bench/code-layout.sh` builds `bench/rewrite_only.rs` with the system
+    // allocator under this cfg.
+    println!("cargo:rustc-check-cfg=cfg(kfsched_system_allocator)");
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
     if os == "linux" && env == "gnu" {

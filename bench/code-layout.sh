@@ -16,9 +16,16 @@
 #    set: each binary's peak RSS (the largest of 3 runs alone), then, for the KFP v1
 #    rewrite, every resident page at exit_group (gdb, /proc/PID/pagemap) by what holds it:
 #    the binary's sections, the heap, the C library and loader, the stack.
+# 5. Does the same for the leanest program this library's rewrite makes: `rewrite-only`
+#    (bench/rewrite_only.rs) built with the system allocator (`--cfg
+#    kfsched_system_allocator`) and linked like the plugin (`-no-pie`), then linked again
+#    for each measured rewrite with the functions that very run runs packed. Each one's
+#    peak RSS is set against the floor's and the limit (the floor plus twice the input),
+#    and for the 300-entry files what the packed program holds besides its heap against
+#    what the floor holds.
 #
-# Builds into .cache/bench/layout (its own target directory: a release build, then a
-# second link). Needs valgrind and gdb; x86_64 Linux.
+# Builds into .cache/bench/layout (its own target directories: a release build, then
+# another link for each layout). Needs valgrind and gdb; x86_64 Linux.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -33,6 +40,39 @@ bin=$CARGO_TARGET_DIR/release/kubectl-kfsched
 env -u KFSCHED_LINK_ORDER cargo build --release -q --bin kubectl-kfsched
 cargo build --release -q --example parse-floor
 cp "$bin" "$dir/default"
+
+# write_order DIR BINARY RUNS: from the callgrind files DIR/RUNS.*, the functions they
+# ran in the order first run, as DIR/RUNS-order.txt and a linker script placing each
+# one's section in `.text.hot`, DIR/RUNS-order.ld.
+write_order() {
+python3 - "$1" "$2" "$3" <<'PY'
+import glob, re, subprocess, sys
+d, exe, runs = sys.argv[1], sys.argv[2], sys.argv[3]
+ran, seen = [], set()
+for f in sorted(glob.glob(f"{d}/{runs}.*")):
+    for line in open(f):
+        m = re.match(r"^c?fn=\(\d+\) (.*)$", line.rstrip("\n"))
+        if m and m.group(1) not in seen:
+            seen.add(m.group(1))
+            ran.append(m.group(1))
+nm = subprocess.run(["nm", "-S", "--defined-only", exe], capture_output=True, text=True, check=True).stdout
+size = {}
+for line in nm.splitlines():
+    p = line.split()
+    if len(p) == 4 and p[2] in "tTwW":
+        size[p[3]] = int(p[1], 16)
+hit = [n for n in ran if n in size]
+open(f"{d}/{runs}-order.txt", "w").write("\n".join(hit) + "\n")
+with open(f"{d}/{runs}-order.ld", "w") as f:
+    f.write("SECTIONS\n{\n  .text.hot : {\n")
+    # Cold functions (`#[cold]`, the slow paths of growth and initialisation) are in
+    # .text.unlikely.NAME, constructors in .text.startup.NAME.
+    f.writelines(f"    *(.text.{n} .text.unlikely.{n} .text.startup.{n})\n" for n in hit)
+    f.write("  }\n}\nINSERT BEFORE .text;\n")
+print(f"{runs}: the functions run, {len(hit)}, {sum(size[n] for n in hit) / 1e6:.2f} MB "
+      f"of the binary's {sum(size.values()) / 1e6:.1f} MB of code")
+PY
+}
 
 # The training set: every offline command's path, on small files.
 g=testdata/golden
@@ -55,34 +95,8 @@ for c in "${training[@]}"; do
     || { echo "callgrind: kubectl-kfsched $c failed" >&2; exit 1; }
 done
 
-python3 - "$dir" <<'PY'
-import glob, re, subprocess, sys
-d = sys.argv[1]
-ran, seen = [], set()
-for f in sorted(glob.glob(f"{d}/callgrind.*")):
-    for line in open(f):
-        m = re.match(r"^c?fn=\(\d+\) (.*)$", line.rstrip("\n"))
-        if m and m.group(1) not in seen:
-            seen.add(m.group(1))
-            ran.append(m.group(1))
-nm = subprocess.run(["nm", "-S", "--defined-only", f"{d}/default"], capture_output=True, text=True, check=True).stdout
-size = {}
-for line in nm.splitlines():
-    p = line.split()
-    if len(p) == 4 and p[2] in "tTwW":
-        size[p[3]] = int(p[1], 16)
-hit = [n for n in ran if n in size]
-open(f"{d}/order.txt", "w").write("\n".join(hit) + "\n")
-with open(f"{d}/order.ld", "w") as f:
-    f.write("SECTIONS\n{\n  .text.hot : {\n")
-    # Cold functions (`#[cold]`, the slow paths of growth and initialisation) are in
-    # .text.unlikely.NAME, constructors in .text.startup.NAME.
-    f.writelines(f"    *(.text.{n} .text.unlikely.{n} .text.startup.{n})\n" for n in hit)
-    f.write("  }\n}\nINSERT BEFORE .text;\n")
-print(f"functions the training set runs: {len(hit)}, {sum(size[n] for n in hit) / 1e6:.2f} MB "
-      f"of the binary's {sum(size.values()) / 1e6:.1f} MB of code")
-PY
-KFSCHED_LINK_ORDER=$dir/order.ld cargo build --release -q --bin kubectl-kfsched
+write_order "$dir" "$dir/default" callgrind
+KFSCHED_LINK_ORDER=$dir/callgrind-order.ld cargo build --release -q --bin kubectl-kfsched
 cp "$bin" "$dir/ordered"
 
 v1=$g/v1/large_300 v2=$g/v2/large_300 pv=$g/pv/large_300 work=testdata/cases/kubectl-get-all
@@ -94,9 +108,33 @@ commands=(
   "rewrite -p $pv/policy.yaml $pv/plain.yaml"
   "rewrite -p $work/policy.yaml $work/input.yaml"
 )
-python3 - "$dir" "$CARGO_TARGET_DIR/release/examples/parse-floor" "${commands[@]}" <<'PY'
+
+# The rewrite alone (step 5). Each measured rewrite gets a link of its own, packed by a
+# profile of that very run: the tightest layout of the code it runs.
+lib=$dir/lib
+mkdir -p "$lib"
+rewrite_only() {
+  RUSTFLAGS="--cfg kfsched_system_allocator" CARGO_TARGET_DIR=$lib/target \
+    cargo rustc --release -q --example rewrite-only -- -C link-arg=-no-pie "$@"
+}
+rewrite_only
+cp "$lib/target/release/examples/rewrite-only" "$lib/default"
+i=0
+for c in "${commands[@]}"; do
+  [[ $c == "rewrite -p "* ]] || continue
+  i=$((i + 1))
+  rm -f "$lib/run$i".*
+  # shellcheck disable=SC2086 # the policy and the file
+  valgrind --tool=callgrind --demangle=no --callgrind-out-file="$lib/run$i.1" "$lib/default" ${c#rewrite -p } >/dev/null 2>&1 \
+    || { echo "callgrind: rewrite-only ${c#rewrite -p } failed" >&2; exit 1; }
+  write_order "$lib" "$lib/default" "run$i"
+  rewrite_only -C "link-arg=-Wl,-T,$lib/run$i-order.ld"
+  cp "$lib/target/release/examples/rewrite-only" "$lib/packed.$i"
+done
+
+python3 - "$dir" "$lib" "$CARGO_TARGET_DIR/release/examples/parse-floor" "${commands[@]}" <<'PY'
 import bisect, collections, os, re, shlex, subprocess, sys
-d, floor, commands = sys.argv[1], sys.argv[2], sys.argv[3:]
+d, lib, floor, commands = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 
 def sections(exe):
     """(start, end, name) of the allocated sections."""
@@ -107,20 +145,26 @@ def sections(exe):
             out.append((int(m.group(2), 16), int(m.group(2), 16) + int(m.group(3), 16), m.group(1)))
     return sorted(out)
 
-# The second link must have the first one's names: the listed functions are in .text.hot.
-hot = [s for s in sections(f"{d}/ordered") if s[2] == ".text.hot"]
-if not hot:
-    raise SystemExit("the ordered binary has no .text.hot section: the linker script was not used")
-listed = set(open(f"{d}/order.txt").read().split())
-addr = {}
-for line in subprocess.run(["nm", "--defined-only", f"{d}/ordered"], capture_output=True, text=True, check=True).stdout.splitlines():
-    p = line.split()
-    if len(p) == 3 and p[2] in listed:
-        addr[p[2]] = int(p[0], 16)
-inside = sum(1 for n in listed if n in addr and hot[0][0] <= addr[n] < hot[0][1])
-print(f"listed functions in .text.hot of the second link: {inside} of {len(listed)}")
-if inside < 0.95 * len(listed):
-    raise SystemExit("the second link's symbol names differ from the first's: the layout measures nothing")
+def check_packed(exe, order):
+    """The second link must have the first one's names: the listed functions are in .text.hot."""
+    hot = [s for s in sections(exe) if s[2] == ".text.hot"]
+    if not hot:
+        raise SystemExit(f"{exe} has no .text.hot section: the linker script was not used")
+    listed = set(open(order).read().split())
+    addr = {}
+    for line in subprocess.run(["nm", "--defined-only", exe], capture_output=True, text=True, check=True).stdout.splitlines():
+        p = line.split()
+        if len(p) == 3 and p[2] in listed:
+            addr[p[2]] = int(p[0], 16)
+    inside = sum(1 for n in listed if n in addr and hot[0][0] <= addr[n] < hot[0][1])
+    print(f"listed functions in .text.hot of {exe}: {inside} of {len(listed)}")
+    if inside < 0.95 * len(listed):
+        raise SystemExit("the second link's symbol names differ from the first's: the layout measures nothing")
+
+check_packed(f"{d}/ordered", f"{d}/callgrind-order.txt")
+rewrites = [c.split() for c in commands if c.startswith("rewrite -p ")]
+for i in range(1, len(rewrites) + 1):
+    check_packed(f"{lib}/packed.{i}", f"{lib}/run{i}-order.txt")
 
 def peak(cmd):
     """The largest peak RSS of 3 runs alone (KB)."""
@@ -194,4 +238,25 @@ print(f"  {'total':<42} {sum(da.values()) / 1024:9.2f} {sum(oa.values()) / 1024:
 f = peak([floor, f"{v1}/plain.yaml"])
 print(f"\n  parse-floor on the KFP v1 file: {f / 1024:.1f} MB; the limit (+ 2x the input): "
       f"{(f + 2 * os.path.getsize(f'{v1}/plain.yaml') / 1024) / 1024:.1f} MB")
+
+# The rewrite alone: against the floor and the limit, and what it holds besides its heap.
+print("\n  rewrite-only, system allocator: peak RSS (MB)")
+print(f"  {'input':<36} {'floor':>7} {'limit':>7} {'default':>8} {'packed':>8}")
+for i, (_, _, policy, path) in enumerate(rewrites, 1):
+    fl = peak([floor, path])
+    limit = fl + 2 * os.path.getsize(path) / 1024
+    a, b = peak([f"{lib}/default", policy, path]), peak([f"{lib}/packed.{i}", policy, path])
+    print(f"  {path.split('testdata/')[-1]:<36} {fl / 1024:7.2f} {limit / 1024:7.2f} {a / 1024:8.2f} {b / 1024:8.2f}"
+          f"  {'within' if b <= limit else 'over'}")
+
+def besides_heap(cmd):
+    """MB resident at exit that is not heap: code, constants, the C library, the stack."""
+    kb = pages(cmd)
+    return (sum(kb.values()) - kb["heap and other anonymous memory"]) / 1024
+
+for i, (_, _, policy, path) in enumerate(rewrites[:3], 1):
+    fl, rw = besides_heap([floor, path]), besides_heap([f"{lib}/packed.{i}", policy, path])
+    print(f"\n  {path.split('testdata/')[-1]}: resident besides the heap at exit: parse-floor {fl:.2f} MB, "
+          f"rewrite-only packed {rw:.2f} MB; {rw - fl:.2f} MB more, the limit allows "
+          f"{2 * os.path.getsize(path) / 2**20:.2f} MB more in all")
 PY
