@@ -109,20 +109,13 @@ struct Splice {
     replaces: Option<NodeId>,
 }
 
-/// A node whose whole text a splice replaces, and the value written.
+/// The value written by a splice that replaces a node's whole text (the
+/// node is its key in [`Editor::replaced`]).
 #[derive(Debug)]
 struct Replaced {
-    node: NodeId,
-    /// One past its subtree's last node (`Tree::subtree_end`).
+    /// One past the node's subtree's last node (`Tree::subtree_end`).
     end: NodeId,
     value: Value,
-}
-
-impl Replaced {
-    /// Whether `n` is the replaced node or inside it.
-    fn covers(&self, n: NodeId) -> bool {
-        (self.node..self.end).contains(&n)
-    }
 }
 
 /// Collects splices for one file.
@@ -747,7 +740,7 @@ impl<'t, 'a> Editor<'t, 'a> {
             let Some(mut r) = self.replaced.remove(&around) else {
                 unreachable!("found by its node")
             };
-            match value_at(tree, &mut r.value, r.node, node) {
+            match value_at(tree, &mut r.value, around, node) {
                 Some(slot) => *slot = value.clone(),
                 None => {
                     self.replaced.insert(around, r);
@@ -762,7 +755,7 @@ impl<'t, 'a> Editor<'t, 'a> {
             {
                 self.splices.remove(i);
             }
-            return self.replace_node(r.node, &r.value);
+            return self.replace_node(around, &r.value);
         }
         // Replacements inside the node are superseded: callers pass a value
         // that holds them (see `current_value`).
@@ -789,7 +782,6 @@ impl<'t, 'a> Editor<'t, 'a> {
             self.replaced.insert(
                 node,
                 Replaced {
-                    node,
                     end,
                     value: value.clone(),
                 },
@@ -803,7 +795,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         self.replaced
             .range(..=node)
             .next_back()
-            .filter(|(_, r)| r.covers(node))
+            .filter(|&(&at, r)| (at..r.end).contains(&node))
             .map(|(&n, _)| n)
     }
 
@@ -812,17 +804,17 @@ impl<'t, 'a> Editor<'t, 'a> {
     /// around it, else its own with the replacements inside it.
     fn current_value(&self, node: NodeId) -> Value {
         let tree = self.tree;
-        if let Some(r) = self.replacement_around(node).map(|n| &self.replaced[&n]) {
-            let mut whole = r.value.clone();
-            if let Some(slot) = value_at(tree, &mut whole, r.node, node) {
+        if let Some(around) = self.replacement_around(node) {
+            let mut whole = self.replaced[&around].value.clone();
+            if let Some(slot) = value_at(tree, &mut whole, around, node) {
                 return std::mem::replace(slot, Value::Null);
             }
         }
         let mut v = node_value(tree, node);
         let end = tree.subtree_end(node);
         // Disjoint subtrees: each one's value goes to its own place.
-        for r in self.replaced.range(node..end).map(|(_, r)| r) {
-            if let Some(slot) = value_at(tree, &mut v, node, r.node) {
+        for (&at, r) in self.replaced.range(node..end) {
+            if let Some(slot) = value_at(tree, &mut v, node, at) {
                 *slot = r.value.clone();
             }
         }
