@@ -22,7 +22,11 @@
 #    for each measured rewrite with the functions that very run runs packed. Each one's
 #    peak RSS is set against the floor's and the limit (the floor plus twice the input),
 #    and for the 300-entry files what the packed program holds besides its heap against
-#    what the floor holds.
+#    what the floor holds. One more link is packed by a profile of other inputs (every
+#    golden and case file but the measured ones): a layout a release build could ship.
+# 6. Builds the plugin itself with the system allocator, then links it again with the layout
+#    trained like the last one (its `rewrite` of the other files), and measures both against
+#    the shipped build: the closest the plugin comes.
 #
 # Builds into .cache/bench/layout (its own target directories: a release build, then
 # another link for each layout). Needs valgrind and gdb; x86_64 Linux.
@@ -132,6 +136,43 @@ for c in "${commands[@]}"; do
   cp "$lib/target/release/examples/rewrite-only" "$lib/packed.$i"
 done
 
+# One layout for all of them, from a profile of other files: every golden and bad-input case
+# but the measured ones (a case that is refused still runs the reading and checking code).
+# This is what a release build could ship: a layout trained once on a fixed corpus.
+# train_on_others DIR COMMAND...: callgrind files DIR/trained.* of COMMAND POLICY FILE for
+# each of those files.
+train_on_others() {
+  local out=$1 d f i=0
+  shift
+  rm -f "$out"/trained.*
+  for d in $g/*/*/ testdata/cases/*/; do
+    d=${d%/}
+    case $d in */large_300 | "$work") continue ;; esac
+    f=$d/plain.yaml
+    [[ -f $f ]] || f=$d/input.yaml
+    [[ -f $f && -f $d/policy.yaml ]] || continue
+    i=$((i + 1))
+    valgrind --tool=callgrind --demangle=no --callgrind-out-file="$out/trained.$i" "$@" "$d/policy.yaml" "$f" \
+      >/dev/null 2>&1 || true
+    [[ -s $out/trained.$i ]] || { echo "callgrind: $* on $f wrote no profile" >&2; exit 1; }
+  done
+}
+train_on_others "$lib" "$lib/default"
+write_order "$lib" "$lib/default" trained
+rewrite_only -C "link-arg=-Wl,-T,$lib/trained-order.ld"
+cp "$lib/target/release/examples/rewrite-only" "$lib/trained-on-others"
+
+# The plugin itself with both (step 6): the system allocator, and the layout trained on the
+# other files' rewrites.
+plug=$dir/plugin-system
+mkdir -p "$plug"
+KFSCHED_LINK_ORDER='' cargo rustc --release -q --bin kubectl-kfsched -- --cfg kfsched_system_allocator
+cp "$bin" "$plug/default"
+train_on_others "$plug" "$plug/default" rewrite -p
+write_order "$plug" "$plug/default" trained
+KFSCHED_LINK_ORDER=$plug/trained-order.ld cargo rustc --release -q --bin kubectl-kfsched -- --cfg kfsched_system_allocator
+cp "$bin" "$plug/trained"
+
 python3 - "$dir" "$lib" "$CARGO_TARGET_DIR/release/examples/parse-floor" "${commands[@]}" <<'PY'
 import bisect, collections, os, re, shlex, subprocess, sys
 d, lib, floor, commands = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
@@ -165,6 +206,8 @@ check_packed(f"{d}/ordered", f"{d}/callgrind-order.txt")
 rewrites = [c.split() for c in commands if c.startswith("rewrite -p ")]
 for i in range(1, len(rewrites) + 1):
     check_packed(f"{lib}/packed.{i}", f"{lib}/run{i}-order.txt")
+check_packed(f"{lib}/trained-on-others", f"{lib}/trained-order.txt")
+check_packed(f"{d}/plugin-system/trained", f"{d}/plugin-system/trained-order.txt")
 
 def peak(cmd):
     """The largest peak RSS of 3 runs alone (KB)."""
@@ -240,14 +283,17 @@ print(f"\n  parse-floor on the KFP v1 file: {f / 1024:.1f} MB; the limit (+ 2x t
       f"{(f + 2 * os.path.getsize(f'{v1}/plain.yaml') / 1024) / 1024:.1f} MB")
 
 # The rewrite alone: against the floor and the limit, and what it holds besides its heap.
-print("\n  rewrite-only, system allocator: peak RSS (MB)")
-print(f"  {'input':<36} {'floor':>7} {'limit':>7} {'default':>8} {'packed':>8}")
+print("\n  rewrite-only, system allocator: peak RSS (MB); packed: by a profile of that run;"
+      " trained: by a profile of the other golden and case files")
+print(f"  {'input':<36} {'floor':>7} {'limit':>7} {'default':>8} {'packed':>8} {'trained':>8}")
 for i, (_, _, policy, path) in enumerate(rewrites, 1):
     fl = peak([floor, path])
     limit = fl + 2 * os.path.getsize(path) / 1024
     a, b = peak([f"{lib}/default", policy, path]), peak([f"{lib}/packed.{i}", policy, path])
-    print(f"  {path.split('testdata/')[-1]:<36} {fl / 1024:7.2f} {limit / 1024:7.2f} {a / 1024:8.2f} {b / 1024:8.2f}"
-          f"  {'within' if b <= limit else 'over'}")
+    t = peak([f"{lib}/trained-on-others", policy, path])
+    verdict = lambda kb: "within" if kb <= limit else "over"
+    print(f"  {path.split('testdata/')[-1]:<36} {fl / 1024:7.2f} {limit / 1024:7.2f} {a / 1024:8.2f}"
+          f" {b / 1024:8.2f} {t / 1024:8.2f}  packed {verdict(b)}, trained {verdict(t)}")
 
 def besides_heap(cmd):
     """MB resident at exit that is not heap: code, constants, the C library, the stack."""
@@ -261,4 +307,21 @@ for i, (_, _, policy, path) in enumerate(rewrites, 1):
     print(f"\n  {path.split('testdata/')[-1]}: resident besides the heap at exit: parse-floor {fl:.2f} MB, "
           f"rewrite-only packed {rw:.2f} MB; {rw - fl:.2f} MB more, the limit allows "
           f"{2 * os.path.getsize(path) / 2**20:.2f} MB more in all")
+
+# The plugin with the system allocator and the trained layout: the closest it comes.
+plug = f"{d}/plugin-system"
+print("\n  kubectl-kfsched rewrite: peak RSS (MB); the shipped build, then the system allocator,"
+      " then that with the layout trained on the other files")
+print(f"  {'input':<36} {'limit':>7} {'shipped':>8} {'system':>8} {'trained':>8}")
+for _, _, policy, path in rewrites:
+    limit = peak([floor, path]) + 2 * os.path.getsize(path) / 1024
+    a, b, t = (peak([exe, "rewrite", "-p", policy, path])
+               for exe in (f"{d}/default", f"{plug}/default", f"{plug}/trained"))
+    print(f"  {path.split('testdata/')[-1]:<36} {limit / 1024:7.2f} {a / 1024:8.2f} {b / 1024:8.2f} {t / 1024:8.2f}"
+          f"  {'within' if t <= limit else 'over'}")
+kb = pages([f"{plug}/trained"] + cmd)
+print("\n  KFP v1 rewrite, system allocator and trained layout, resident at exit (MB)")
+for k in sorted(kb):
+    print(f"  {k:<42} {kb[k] / 1024:9.2f}")
+print(f"  {'total':<42} {sum(kb.values()) / 1024:9.2f}")
 PY

@@ -27,7 +27,9 @@ use cli::{Cli, Command};
 /// thousands of small strings and nodes, and glibc's malloc costs the 10 MB
 /// Argo stream's rewrite about 15 % more CPU (see docs/performance.md). With
 /// `no_thp` it does not ask for transparent huge pages, which doubled the
-/// peak RSS of a 1 MB rewrite.
+/// peak RSS of a 1 MB rewrite. `bench/code-layout.sh` builds the plugin with
+/// `--cfg kfsched_system_allocator` as well, to measure it without mimalloc.
+#[cfg(not(kfsched_system_allocator))]
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
