@@ -491,6 +491,9 @@ impl Counts {
                 continue;
             }
             for (k, v) in tree.entries(id) {
+                if budget == 0 {
+                    break;
+                }
                 let vn = tree.node(v);
                 if vn.style != Style::Block {
                     continue;
@@ -671,6 +674,23 @@ mod tests {
         assert_eq!(s.step, 4);
         assert_eq!(s.seq_offset, 4);
         assert_eq!(s.item_offset, 4);
+    }
+
+    #[test]
+    fn detection_reads_a_few_thousand_examples_and_no_more() {
+        // One example for `list:`, two for each item: the budget runs out
+        // between the two entries of the 2,000th item. The step-4 items
+        // after it outnumber the step-2 ones but are past the sample.
+        let mut src = String::from("list:\n");
+        for _ in 0..2_000 {
+            src.push_str("- a:\n    x: 1\n  b:\n    y: 2\n");
+        }
+        for _ in 0..5_000 {
+            src.push_str("- c:\n      x: 1\n  d:\n      y: 2\n");
+        }
+        let t = Tree::parse(&src).unwrap();
+        let s = BlockStyle::detect(&t);
+        assert_eq!((s.step, s.seq_offset, s.item_offset), (2, 0, 2));
     }
 
     #[test]
