@@ -1,6 +1,7 @@
 //! Properties over every fixture: the output parses, a second run is a
 //! no-op, the line diff stays inside the components that were edited, and
-//! `--check` exit codes follow SPEC §4.
+//! `--check` exit codes follow SPEC §4; and a long stream of documents is
+//! rewritten as each of them is.
 
 use std::path::PathBuf;
 
@@ -100,6 +101,26 @@ fn a_second_rewrite_changes_nothing() {
             rel(&dir)
         );
     }
+}
+
+/// A stream of hundreds of `kubectl get -o yaml` Lists (4 MB) is rewritten
+/// as each of its documents is: past the few thousand examples the
+/// indentation is read from, and with the per-document work repeated
+/// hundreds of times (run here with overflow checks on).
+#[test]
+fn a_long_stream_of_lists_rewrites_as_each_list_does() {
+    let dir = crate::support::root().join("testdata/cases/kubectl-get-all");
+    let policy = Policy::load(&dir.join("policy.yaml")).expect("policy");
+    let one = std::fs::read_to_string(dir.join("input.yaml")).expect("read");
+    let want = std::fs::read_to_string(dir.join("expected.yaml")).expect("read");
+    let copies = 300;
+    let stream = vec![one.as_str(); copies].join("---\n");
+    let o = process("stream.yaml", stream.as_bytes(), &policy).expect("rewrites");
+    let out = o.text(stream.as_bytes()).expect("changes the stream");
+    assert!(
+        out == vec![want.as_str(); copies].join("---\n"),
+        "the stream's output is not its Lists' expected output, one after another"
+    );
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
