@@ -136,11 +136,9 @@ for c in "${commands[@]}"; do
   cp "$lib/target/release/examples/rewrite-only" "$lib/packed.$i"
 done
 
-# One layout for all of them, from a profile of other files: every golden and bad-input case
-# but the measured ones (a case that is refused still runs the reading and checking code).
-# This is what a release build could ship: a layout trained once on a fixed corpus.
 # train_on_others DIR COMMAND...: callgrind files DIR/trained.* of COMMAND POLICY FILE for
-# each of those files.
+# every golden and case file but the measured ones (a case that is refused still runs the
+# reading and checking code).
 train_on_others() {
   local out=$1 d f i=0
   shift
@@ -157,6 +155,9 @@ train_on_others() {
     [[ -s $out/trained.$i ]] || { echo "callgrind: $* on $f wrote no profile" >&2; exit 1; }
   done
 }
+
+# One layout for all of them, from a profile of the other files: what a release build could
+# ship, a layout trained once on a fixed corpus.
 train_on_others "$lib" "$lib/default"
 write_order "$lib" "$lib/default" trained
 rewrite_only -C "link-arg=-Wl,-T,$lib/trained-order.ld"
