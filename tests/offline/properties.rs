@@ -339,6 +339,95 @@ fn a_syntax_error_inside_a_skimmed_document_is_still_reported() {
     assert!(err[0].message.starts_with("invalid YAML: "), "{}", err[0]);
 }
 
+/// Nesting is held to `MAX_DEPTH` collections whether a file is skimmed
+/// (KFP v2 IR and PipelineVersion files) or parsed whole: at the limit it is
+/// read, one level past it refused with the same message the parse gives.
+#[test]
+fn nesting_past_the_limit_is_refused_in_skimmed_documents_as_in_parsed_ones() {
+    use kfsched_yaml::tree::MAX_DEPTH;
+    // (case, the line a mapping key is added after, the depth of that
+    // key's mapping)
+    let cases = [
+        ("corpus-v2/p01_simple_python", "pipelineInfo:\n", 2),
+        ("pv/basic", "    pipelineInfo:\n", 4),
+    ];
+    for (case, after, depth) in cases {
+        let dir = crate::support::root().join("testdata/golden").join(case);
+        let text = std::fs::read_to_string(dir.join("plain.yaml")).expect("read");
+        let policy = Policy::load(&dir.join("policy.yaml")).expect("policy");
+        let at = text.find(after).expect("the key") + after.len();
+        let indent = after.len() - after.trim_start().len() + 2;
+        // `deep:` holds a chain of mappings, the deepest `levels` below
+        // the mapping `deep` is in.
+        let nested = |levels: usize| {
+            let mut deep = String::new();
+            for i in 0..levels {
+                deep.push_str(&" ".repeat(indent + 2 * i));
+                deep.push_str(if i + 1 == levels { "z: 1\n" } else { "deep:\n" });
+            }
+            format!("{}{deep}{}", &text[..at], &text[at..])
+        };
+        let at_limit = nested(MAX_DEPTH - depth + 1);
+        assert!(Tree::parse(&at_limit).is_ok(), "{case}: at the limit");
+        process("plain.yaml", at_limit.as_bytes(), &policy)
+            .unwrap_or_else(|d| panic!("{case}: nesting at the limit is read: {d:?}"));
+        let past = nested(MAX_DEPTH - depth + 2);
+        let Err(parsed) = Tree::parse(&past) else {
+            panic!("{case}: the parse refuses nesting past the limit");
+        };
+        let err = process("plain.yaml", past.as_bytes(), &policy).expect_err("refused");
+        assert_eq!(err.len(), 1, "{case}");
+        assert_eq!(
+            err[0].message,
+            format!("invalid YAML: {}", parsed.message),
+            "{case}"
+        );
+        assert!(
+            err[0]
+                .message
+                .contains(&format!("nested more than {MAX_DEPTH} deep")),
+            "{case}: {}",
+            err[0].message
+        );
+    }
+}
+
+/// Values nested to the limit are read, merged and written on the worker
+/// threads that rewrite several files at once (2 MiB of stack each; this
+/// test runs unoptimised, which takes the most stack): a Pod's
+/// `podAffinity` that the policy's affinity is merged beside.
+#[test]
+fn values_nested_to_the_limit_are_rewritten_on_worker_threads() {
+    use kfsched::outcome::{Input, Options};
+    use kfsched::rewrite::process_all;
+    use kfsched_yaml::tree::MAX_DEPTH;
+    let dir = crate::support::root().join("testdata/cases/kubectl-get-all");
+    let policy = Policy::load(&dir.join("policy.yaml")).expect("policy");
+    // The pod's mapping, `spec`, `affinity` and `podAffinity` hold the chain.
+    let mut pod = String::from(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: train-deep\nspec:\n  containers:\n  - name: c\n    image: i\n  affinity:\n    podAffinity:\n",
+    );
+    let levels = MAX_DEPTH - 4;
+    for i in 0..levels {
+        pod.push_str(&" ".repeat(6 + i));
+        pod.push_str(if i + 1 == levels { "z: 1\n" } else { "x:\n" });
+    }
+    let inputs: Vec<Input> = (0..4)
+        .map(|i| Input {
+            file: format!("pod{i}.yaml"),
+            bytes: pod.clone().into_bytes(),
+        })
+        .collect();
+    for (i, r) in process_all(&inputs, &policy, &Options::default())
+        .into_iter()
+        .enumerate()
+    {
+        let o = r.unwrap_or_else(|d| panic!("pod{i}.yaml: {d:?}"));
+        let out = o.text(pod.as_bytes()).expect("the pod is rewritten");
+        assert!(out.contains("nodeAffinity:"), "pod{i}.yaml: {out}");
+    }
+}
+
 /// A small deterministic generator (xorshift), so a failing case can be
 /// replayed from its seed.
 struct Rng(u64);

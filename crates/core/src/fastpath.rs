@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use kfsched_yaml::Value;
 use kfsched_yaml::skim::{self, Projection};
-use kfsched_yaml::tree::check_syntax;
+use kfsched_yaml::tree::{MAX_DEPTH, check_syntax_within};
 
 use crate::format::kfp_v2;
 
@@ -32,16 +32,18 @@ pub(crate) enum Head {
 /// meanwhile. `None` when the file is neither or the check fails: then
 /// parse it whole.
 pub(crate) fn run<T: Send>(text: &str, process: impl FnOnce(Head) -> T + Send) -> Option<T> {
-    let (head, skimmed, splits) = if let Some(p) = skim_kfp_v2(text) {
+    // `above`: how many collections hold the skimmed document's own.
+    let (head, skimmed, splits, above) = if let Some(p) = skim_kfp_v2(text) {
         let Projection { value, end, splits } = p;
-        (Head::Ir { value, end }, &text[..end], splits)
+        (Head::Ir { value, end }, &text[..end], splits, 0)
     } else {
         let (Projection { value, splits, .. }, region) = skim_pipeline_version(text)?;
         let skimmed = &text[region.clone()];
-        (Head::Version { ir: value, region }, skimmed, splits)
+        // The manifest's mapping and its `spec`.
+        (Head::Version { ir: value, region }, skimmed, splits, 2)
     };
     let process = || process(head);
-    let check = || check_pieces(skimmed, skimmed.len(), &splits);
+    let check = || check_pieces(skimmed, &splits, above);
     // The processing runs on this thread and the check beside it: the
     // allocations then stay in this thread's allocator arena (a second
     // arena would keep its freed pages and add to the peak RSS).
@@ -151,9 +153,11 @@ fn skim_kfp_v2(text: &str) -> Option<Projection> {
 
 /// Checks the syntax of the skimmed document in pieces that parse on their
 /// own: quickly where the text is plain PyYAML output, else with the parser.
-fn check_pieces(text: &str, end: usize, splits: &[(usize, u8)]) -> bool {
+fn check_pieces(text: &str, splits: &[(usize, u8)], above: usize) -> bool {
+    let end = text.len();
     let target = (end / 8).max(16 * 1024);
-    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    // Each piece with the depth of the mapping its first key is in.
+    let mut pieces: Vec<(usize, usize, u8)> = Vec::new();
     let mut start = 0usize;
     let mut depth = 1u8;
     for &(off, d) in splits {
@@ -161,14 +165,21 @@ fn check_pieces(text: &str, end: usize, splits: &[(usize, u8)]) -> bool {
             continue;
         }
         if d < depth || off - start >= target {
-            pieces.push((start, off));
+            pieces.push((start, off, depth));
             start = off;
             depth = d;
         }
     }
-    pieces.push((start, end));
+    pieces.push((start, end, depth));
+    // A piece parses on its own with its first mapping at the top: it may
+    // nest as deep as the whole text may, less the collections around it
+    // (the full parse refuses what is nested deeper).
+    let room = |d: u8| MAX_DEPTH.saturating_sub(above + usize::from(d) - 1);
     // The quick check runs here, beside the processing; only the pieces it
     // does not recognise go to the parser, on all cores.
-    pieces.retain(|&(a, b)| !kfsched_yaml::quick::accepts(&text[a..b]));
-    pieces.is_empty() || pieces.par_iter().all(|&(a, b)| check_syntax(&text[a..b]))
+    pieces.retain(|&(a, b, d)| !kfsched_yaml::quick::accepts_within(&text[a..b], room(d)));
+    pieces.is_empty()
+        || pieces
+            .par_iter()
+            .all(|&(a, b, d)| check_syntax_within(&text[a..b], room(d)))
 }

@@ -31,6 +31,33 @@ pub fn accepts(text: &str) -> bool {
     gives_up_at(text).is_none()
 }
 
+/// [`accepts`], and its collections nest at most `depth` deep.
+pub fn accepts_within(text: &str, depth: usize) -> bool {
+    let (gave_up, d) = run(text, 0, Depth { now: 0, deepest: 0 });
+    gave_up.is_none() && d.deepest <= depth
+}
+
+/// How deep the collections of a text nest.
+struct Depth {
+    now: usize,
+    deepest: usize,
+}
+
+impl Sink for Depth {
+    fn open(&mut self, _at: usize, _seq: bool) {
+        self.now += 1;
+        self.deepest = self.deepest.max(self.now);
+    }
+
+    fn close(&mut self) {
+        self.now = self.now.saturating_sub(1);
+    }
+
+    fn empty_flow(&mut self, _at: usize, _seq: bool) {
+        self.deepest = self.deepest.max(self.now + 1);
+    }
+}
+
 /// The line (1-based) where the check gave up, or `None` when it accepts.
 pub fn gives_up_at(text: &str) -> Option<usize> {
     run(text, 0, ()).0

@@ -134,7 +134,16 @@ pub struct Tree<'a> {
     /// Whether any plain scalar reads `<<`: without one there is no merge
     /// key, and map lookups need not look for them.
     merges: bool,
+    /// Where the first collection nested deeper than [`MAX_DEPTH`] starts.
+    too_deep: Option<u32>,
 }
+
+/// How many collections deep a text may nest: one more is refused. What
+/// reads a tree (its values, their merge and output) follows the nesting
+/// by recursion, on threads of 2 MiB of stack; saphyr-parser refuses flow
+/// collections nested as deep, and Kubernetes' objects nest a few dozen
+/// levels at most.
+pub const MAX_DEPTH: usize = 255;
 
 /// A YAML syntax error at a byte offset.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -403,10 +412,24 @@ fn quoted_end(src: &str, s: usize, e: usize, style: Style) -> usize {
 }
 
 pub fn check_syntax(src: &str) -> bool {
+    check_syntax_within(src, usize::MAX)
+}
+
+/// [`check_syntax`], and the text's collections nest at most `depth` deep.
+pub fn check_syntax_within(src: &str, depth: usize) -> bool {
     let mut parser = Parser::new_from_str(src);
+    let mut now = 0usize;
     while let Some(ev) = parser.next_event() {
-        if ev.is_err() {
-            return false;
+        match ev {
+            Err(_) => return false,
+            Ok((Event::SequenceStart(..) | Event::MappingStart(..), _)) => {
+                now += 1;
+                if now > depth {
+                    return false;
+                }
+            }
+            Ok((Event::SequenceEnd | Event::MappingEnd, _)) => now = now.saturating_sub(1),
+            Ok(_) => {}
         }
     }
     true
@@ -637,6 +660,7 @@ impl<'a> Tree<'a> {
             aliases: Vec::new(),
             lines: OnceLock::new(),
             merges: false,
+            too_deep: None,
         }
     }
 
@@ -660,7 +684,7 @@ impl<'a> Tree<'a> {
             flow: Vec::new(),
         };
         match crate::quick::run(full, base, builder) {
-            (None, b) if !b.tree.documents.is_empty() => Some(b.tree),
+            (None, b) if !b.tree.documents.is_empty() && b.tree.too_deep.is_none() => Some(b.tree),
             _ => None,
         }
     }
@@ -883,6 +907,9 @@ impl<'a> Tree<'a> {
                     let is_map = matches!(event, Event::MappingStart(..));
                     tree.on_collection_start(&mut stack, is_map, anchor > 0, tag.is_some(), s, e);
                     tree.anchor(anchor);
+                    if tree.too_deep.is_some() {
+                        return Err(tree.too_deep_error(&stack));
+                    }
                 }
                 Event::SequenceEnd | Event::MappingEnd => tree.on_collection_end(&mut stack, s),
             }
@@ -1047,11 +1074,34 @@ impl<'a> Tree<'a> {
             s
         };
         let id = self.push_node(stack, kind, style, s, e, anchored, tagged);
+        if stack.len() >= MAX_DEPTH && self.too_deep.is_none() {
+            self.too_deep = Some(s);
+        }
         stack.push(Open {
             node: id,
             count: 0,
             last: NONE,
         });
+    }
+
+    /// The error for a collection nested deeper than [`MAX_DEPTH`], the
+    /// innermost of `stack`; its path is cut after a few levels.
+    fn too_deep_error(&self, stack: &[Open]) -> (SyntaxError, String) {
+        let offset = self.too_deep.unwrap_or(0) as usize;
+        let (line, col) = line_col(self.src, offset);
+        let path = self.open_path(&stack[..stack.len().min(8)]);
+        let message = too_deep_message();
+        let info = message.clone();
+        (
+            SyntaxError {
+                offset,
+                line,
+                col,
+                path: format!("{path}…"),
+                message,
+            },
+            info,
+        )
     }
 
     /// A sequence or mapping end event at `s`.
@@ -1934,6 +1984,13 @@ fn escape_message(at: &str) -> String {
 
 const TAB_INDENTATION: &str = "tab character used for indentation: YAML indentation must be spaces (replace the tabs with spaces)";
 
+/// What a text nested deeper than [`MAX_DEPTH`] is told.
+fn too_deep_message() -> String {
+    format!(
+        "collections nested more than {MAX_DEPTH} deep, which kfsched does not read (no Kubernetes object needs it): flatten the data, or hold it as a string"
+    )
+}
+
 fn describe_scan_error(src: &str, offset: usize, info: &str) -> String {
     // A tab in a line's indentation is the common cause of several scanner
     // messages; say so plainly.
@@ -1944,6 +2001,10 @@ fn describe_scan_error(src: &str, offset: usize, info: &str) -> String {
     let indent: &str = &line[..line.len() - line.trim_start_matches([' ', '\t']).len()];
     if indent.contains('\t') || info.contains("tab") {
         return TAB_INDENTATION.into();
+    }
+    // saphyr-parser's own limit: flow collections nested as deep.
+    if info == "recursion limit exceeded" {
+        return too_deep_message();
     }
     info.to_string()
 }
@@ -2077,6 +2138,51 @@ mod tests {
             panic!("an indentation error outside brackets");
         };
         assert_eq!((e.line, e.col), (3, 2), "{e:?}");
+    }
+
+    /// `levels` mappings one inside the other, in block style (PyYAML's,
+    /// which the quick build reads) or in flow style.
+    fn nested(levels: usize, flow: bool) -> String {
+        if flow {
+            return format!("{}1{}\n", "{a: ".repeat(levels), "}".repeat(levels));
+        }
+        (0..levels)
+            .map(|i| {
+                format!(
+                    "{}{}\n",
+                    "  ".repeat(i),
+                    if i + 1 == levels { "z: 1" } else { "a:" }
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn collections_nest_at_most_max_depth_deep() {
+        for flow in [false, true] {
+            let ok = nested(MAX_DEPTH, flow);
+            assert!(Tree::parse(&ok).is_ok(), "flow {flow}");
+            assert!(
+                check_syntax_within(&ok, MAX_DEPTH)
+                    && crate::quick::accepts_within(&ok, MAX_DEPTH) != flow
+            );
+            let deep = nested(MAX_DEPTH + 1, flow);
+            let Err(e) = Tree::parse(&deep) else {
+                panic!("flow {flow}: nesting past the limit parses");
+            };
+            assert_eq!(e.message, too_deep_message(), "flow {flow}");
+            assert!(!check_syntax_within(&deep, MAX_DEPTH), "flow {flow}");
+            assert!(
+                !crate::quick::accepts_within(&deep, MAX_DEPTH),
+                "flow {flow}"
+            );
+            assert!(Tree::parse_by_parser(&deep).is_err(), "flow {flow}");
+            if !flow {
+                // The deepest mapping starts at its key, on the last line.
+                assert_eq!((e.line, e.col), (MAX_DEPTH + 1, 2 * MAX_DEPTH + 1));
+                assert_eq!(e.path, "a.a.a.a.a.a.a…");
+            }
+        }
     }
 
     /// A syntax error inside a document that is one flow collection (JSON)

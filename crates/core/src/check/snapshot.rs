@@ -34,7 +34,9 @@ pub(super) fn read(text: &str) -> Option<Read> {
     if body.starts_with('{') {
         return json(body);
     }
-    let (nodes, syntax_ok) = rayon::join(|| yaml(text), || kfsched_yaml::quick::accepts(text));
+    // Nesting past the limit is refused as the full read refuses it.
+    let syntax_ok = || kfsched_yaml::quick::accepts_within(text, kfsched_yaml::tree::MAX_DEPTH);
+    let (nodes, syntax_ok) = rayon::join(|| yaml(text), syntax_ok);
     nodes.filter(|_| syntax_ok)
 }
 
