@@ -12,7 +12,7 @@ use std::fmt;
 use super::block::{BlockStyle, FlowFormat, dash_before, flow_text};
 use super::emit::{Emitter, PyProfile};
 use super::patch::{self, Patch};
-use super::tree::{Kind, NodeId, Style, Tree};
+use super::tree::{Kind, MAX_DEPTH, NodeId, Style, Tree};
 use super::value::{Value, effective_value, node_value};
 
 /// Who wrote the file, which decides how inserted text looks.
@@ -93,6 +93,15 @@ pub struct EditError {
 impl fmt::Display for EditError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// How many collections deep a value nests (a scalar: none).
+fn nesting(v: &Value) -> usize {
+    match v {
+        Value::Map(m) => 1 + m.iter().map(|(_, v)| nesting(v)).max().unwrap_or(0),
+        Value::Seq(s) => 1 + s.iter().map(nesting).max().unwrap_or(0),
+        _ => 0,
     }
 }
 
@@ -221,6 +230,7 @@ impl<'t, 'a> Editor<'t, 'a> {
                 placement,
             } => {
                 self.check_path(node)?;
+                self.check_depth(node, self.around(node) + nesting(&desired))?;
                 self.reconcile(node, &desired, &placement)
             }
             Edit::Insert {
@@ -231,6 +241,7 @@ impl<'t, 'a> Editor<'t, 'a> {
             } => {
                 self.check_editable(map)?;
                 self.check_path(map)?;
+                self.check_depth(map, self.around(map) + 1 + nesting(&value))?;
                 self.insert_key(map, &key, &value, &placement)
             }
             Edit::AppendDocument { value } => {
@@ -299,6 +310,20 @@ impl<'t, 'a> Editor<'t, 'a> {
             seq,
             replaces: None,
         });
+    }
+
+    /// How many collections hold `node`.
+    fn around(&self, node: NodeId) -> usize {
+        std::iter::successors(self.tree.parent(node), |&p| self.tree.parent(p)).count()
+    }
+
+    /// Refuses an edit at `node` whose result would nest `depth` deep, past
+    /// what a tree is read at: the output could not be read again.
+    fn check_depth(&self, node: NodeId, depth: usize) -> Result<(), EditError> {
+        if depth > MAX_DEPTH {
+            return Err(self.err(node, format!("the value written here would nest collections {depth} deep, past the {MAX_DEPTH} that YAML is read at: move it out of the nesting around it")));
+        }
+        Ok(())
     }
 
     fn err(&self, node: NodeId, message: impl Into<String>) -> EditError {
@@ -1743,6 +1768,46 @@ mod tests {
                 }]
             },
         )
+    }
+
+    /// An edit is refused when what it writes would nest past
+    /// [`MAX_DEPTH`]; up to it, the output reads back.
+    #[test]
+    fn edits_do_not_nest_past_the_limit() {
+        // The deepest mapping, `MAX_DEPTH - 1` deep, holds `z: 1`.
+        let levels = MAX_DEPTH - 1;
+        let src: String = (0..levels)
+            .map(|i| {
+                format!(
+                    "{}{}\n",
+                    "  ".repeat(i),
+                    if i + 1 == levels { "z: 1" } else { "a:" }
+                )
+            })
+            .collect();
+        let t = Tree::parse(&src).unwrap();
+        let z = (0..t.len() as NodeId)
+            .find(|&n| t.kind(n) == Kind::Scalar && t.scalar(n) == "z")
+            .unwrap();
+        let deepest = t.parent(z).unwrap();
+        let insert = |value: Value| Edit::Insert {
+            map: deepest,
+            key: "k".into(),
+            value,
+            placement: Placement::End,
+        };
+        let one = v(&[("x", Value::str("y"))]);
+        let mut e = Editor::new(&t, Flavor::Generic(BlockStyle::detect(&t)));
+        e.apply(insert(one.clone())).unwrap();
+        let out = e.finish().unwrap();
+        assert!(Tree::parse(&out).is_ok(), "{out}");
+        let mut e = Editor::new(&t, Flavor::Generic(BlockStyle::detect(&t)));
+        let err = e.apply(insert(v(&[("x", one)]))).unwrap_err();
+        assert!(
+            err.message.contains(&format!("{} deep", MAX_DEPTH + 1)),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
