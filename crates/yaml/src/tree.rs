@@ -1007,18 +1007,27 @@ impl<'a> Tree<'a> {
         // stays before its `:`, where its mapping's column is. An implicit
         // null in a flow mapping (`{key}`) is reported on the closing
         // bracket: make it zero-width before it.
+        // The parser can give an empty scalar the span of the token after it
+        // (the `? ` of the next explicit key): it holds no text, so it is
+        // zero-width wherever it is put.
         let (s, end) = if value == Some("") && style == Style::Plain && !tagged && !anchored {
+            let end = s;
             match full.as_bytes().get(s as usize) {
                 Some(b':' | b'-') if s == end && !is_key => (s + 1, s + 1),
                 Some(b'}' | b']' | b',') => (s, s),
                 // An empty explicit key (a `?` with nothing after it) is
                 // reported at the next token (the next line's first, or the
                 // `:` of `? :`): put it on its `?`, where its mapping's
-                // column is.
-                _ if s == end && is_key => match explicit_key_indicator(&full[..s as usize]) {
-                    Some(q) => (q as u32, q as u32),
-                    None => (s, end),
-                },
+                // column is. A `?` before the mapping starts is an outer
+                // mapping's (`? :` is an explicit key holding `{null: null}`):
+                // the empty key stays on the `:`, where its mapping starts.
+                _ if s == end && is_key => {
+                    let map_start = stack.last().map_or(0, |o| self.nodes[o.node as usize].start);
+                    match explicit_key_indicator(&full[..s as usize]) {
+                        Some(q) if q as u32 >= map_start => (q as u32, q as u32),
+                        _ => (s, end),
+                    }
+                }
                 // The empty value of an explicit key (`? k` with no `:`) is
                 // reported at the next line's first token: put it right
                 // after its key (after the `?` of an empty key).
@@ -2276,6 +2285,28 @@ mod tests {
         let root = t.documents[0].root.unwrap();
         let v = t.node(t.get_value(root, "tc").unwrap());
         assert_eq!(&src[v.start as usize..v.end as usize], "? /");
+    }
+
+    /// Empty keys and values sit in their own entries: the key on its `?`,
+    /// the value after it, and the empty key of `? :` (an explicit key
+    /// holding a mapping) on that mapping's `:`.
+    #[test]
+    fn empty_explicit_entries_are_placed_in_their_own_entries() {
+        let src = "k:\n ? \n ? :\n";
+        let t = Tree::parse(src).unwrap();
+        let spans = |id: NodeId| (t.node(id).start, t.node(id).end);
+        let root = t.documents[0].root.unwrap();
+        let map = t.get_value(root, "k").unwrap();
+        let entries: Vec<_> = t.entries(map).collect();
+        assert_eq!(entries.len(), 2);
+        let (first_key, first_value) = entries[0];
+        assert_eq!(spans(first_key), (4, 4), "on the first `?`");
+        assert_eq!(spans(first_value), (5, 5), "after the first `?`");
+        let (inner, _) = entries[1];
+        assert_eq!(t.kind(inner), Kind::Map);
+        let (inner_key, inner_value) = t.entries(inner).next().unwrap();
+        assert_eq!(spans(inner_key), (10, 10), "on the `:` of `? :`");
+        assert_eq!(spans(inner_value), (11, 11), "after that `:`");
     }
 
     #[test]
