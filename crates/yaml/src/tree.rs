@@ -1012,8 +1012,19 @@ impl<'a> Tree<'a> {
         // zero-width wherever it is put.
         let (s, end) = if value == Some("") && style == Style::Plain && !tagged && !anchored {
             let end = s;
+            // In a block collection a `:` or `-` followed by more than a
+            // blank starts the next plain scalar (`:m`, `-x`); it is not the
+            // value's indicator.
+            let in_block = stack
+                .last()
+                .is_some_and(|o| self.nodes[o.node as usize].style == Style::Block);
+            let indicator = !in_block
+                || matches!(
+                    full.as_bytes().get(s as usize + 1),
+                    None | Some(b' ' | b'\t' | b'\r' | b'\n')
+                );
             match full.as_bytes().get(s as usize) {
-                Some(b':' | b'-') if s == end && !is_key => (s + 1, s + 1),
+                Some(b':' | b'-') if s == end && !is_key && indicator => (s + 1, s + 1),
                 Some(b'}' | b']' | b',') => (s, s),
                 // An empty explicit key (a `?` with nothing after it) is
                 // reported at the next token (the next line's first, or the
@@ -1022,7 +1033,9 @@ impl<'a> Tree<'a> {
                 // mapping's (`? :` is an explicit key holding `{null: null}`):
                 // the empty key stays on the `:`, where its mapping starts.
                 _ if s == end && is_key => {
-                    let map_start = stack.last().map_or(0, |o| self.nodes[o.node as usize].start);
+                    let map_start = stack
+                        .last()
+                        .map_or(0, |o| self.nodes[o.node as usize].start);
                     match explicit_key_indicator(&full[..s as usize]) {
                         Some(q) if q as u32 >= map_start => (q as u32, q as u32),
                         _ => (s, end),
@@ -2307,6 +2320,15 @@ mod tests {
         let (inner_key, inner_value) = t.entries(inner).next().unwrap();
         assert_eq!(spans(inner_key), (10, 10), "on the `:` of `? :`");
         assert_eq!(spans(inner_value), (11, 11), "after that `:`");
+        // A value the parser reports on the next line's `:m` (a plain
+        // scalar, not an indicator) goes after its `?`.
+        let src = "k:\n ?\n:m: v\n";
+        let t = Tree::parse(src).unwrap();
+        let root = t.documents[0].root.unwrap();
+        let map = t.get_value(root, "k").unwrap();
+        let (key, value) = t.entries(map).next().unwrap();
+        assert_eq!((t.node(key).start, t.node(value).start), (4, 5));
+        assert_eq!(t.node(value).end, 5);
     }
 
     #[test]
