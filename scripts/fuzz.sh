@@ -12,7 +12,9 @@
 # into $KFSCHED_FUZZ_TOOLS (default .cache/fuzz-tools) when missing; the targets build with
 # the toolchain $KFSCHED_FUZZ_TOOLCHAIN (default versions.env's FUZZ_TOOLCHAIN; rustup
 # installs it when missing), into fuzz/target. Also KFSCHED_FUZZ_RSS_MB (default 4096,
-# libFuzzer's -rss_limit_mb) and KFSCHED_FUZZ_SANITIZER (default address; or none).
+# libFuzzer's -rss_limit_mb), KFSCHED_FUZZ_MAX_LEN (libFuzzer's -max_len: the largest input
+# it makes; default libFuzzer's own, from the corpus) and KFSCHED_FUZZ_SANITIZER (default
+# address; or none).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -27,6 +29,13 @@ tools=${KFSCHED_FUZZ_TOOLS:-$root/.cache/fuzz-tools}
 case $seconds in
   '' | *[!0-9]* | 0) echo "error: KFSCHED_FUZZ_SECONDS must be a whole number of seconds above 0, got '$seconds'" >&2; exit 2 ;;
 esac
+max_len=()
+if [ -n "${KFSCHED_FUZZ_MAX_LEN:-}" ]; then
+  case $KFSCHED_FUZZ_MAX_LEN in
+    *[!0-9]* | 0) echo "error: KFSCHED_FUZZ_MAX_LEN must be a whole number of bytes above 0, got '$KFSCHED_FUZZ_MAX_LEN'" >&2; exit 2 ;;
+  esac
+  max_len=(-max_len="$KFSCHED_FUZZ_MAX_LEN")
+fi
 
 if ! rustup run "$toolchain" rustc --version >/dev/null 2>&1; then
   rustup toolchain install "$toolchain" --profile minimal
@@ -57,7 +66,7 @@ for t in "${targets[@]}"; do
   # The seed corpus is written to; the regressions are only read (run first).
   if cargo +"$toolchain" fuzz run --fuzz-dir fuzz --sanitizer "$sanitizer" "$t" \
     "fuzz/corpus/$t" "fuzz/regressions/$t" -- \
-    -max_total_time="$seconds" -rss_limit_mb="$rss" -print_final_stats=1 \
+    -max_total_time="$seconds" -rss_limit_mb="$rss" ${max_len[@]+"${max_len[@]}"} -print_final_stats=1 \
     >"fuzz/artifacts/$t.log" 2>&1; then
     grep -E '^stat::number_of_executed_units' "fuzz/artifacts/$t.log" | sed "s/^/  /" || true
     continue
