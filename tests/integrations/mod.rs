@@ -15,6 +15,7 @@ mod pipeline_versions;
 mod precommit;
 mod python_api;
 mod release;
+mod scaling;
 mod wheels;
 
 use std::ffi::OsString;
