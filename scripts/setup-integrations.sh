@@ -10,7 +10,8 @@
 #   kfp (KFP_V2_VERSION, PyPI)                  wheels of testdata/pipelines/requirements-v2.txt in
 #                                               .cache/kfp-wheelhouse, for the Python API test's
 #                                               fresh environment (no index at test time)
-#   zsh and fish (completion script tests)      apt-get, when missing and possible
+#   zsh and fish (completion script tests),     apt-get, when missing and possible
+#   valgrind (scaling tests)
 # Idempotent: each piece has a stamp and is skipped when it matches (0 s).
 #
 #   scripts/setup-integrations.sh        # set everything up, then print the exports below
@@ -27,11 +28,12 @@
 #   KFSCHED_KUBECTL          kubectl                                                  [$KFSCHED_KUBE_BIN/kubectl]
 #   KFSCHED_KPT              kpt                                                      [$KFSCHED_TOOLS_BIN/kpt]
 #   KFSCHED_ZSH, KFSCHED_FISH                                                         [zsh, fish on PATH]
+#   KFSCHED_VALGRIND                                                                  [valgrind on PATH]
 #   KFSCHED_ADMIN_KUBECONFIG admin kubeconfig of a running scripts/cluster.sh cluster (live node-name
 #                            completion only; scripts/cluster.sh env prints it)
 # Read here: KFSCHED_KUBE_BIN [.cache/kube-bin] and KFSCHED_TOOLS_BIN, where the builds put
 # kubectl and the tools; KFSCHED_PRECOMMIT_VENV [.cache/precommit-venv]. Set KFSCHED_NO_APT=1
-# to never call apt-get (zsh and fish must then be on PATH already). When KFSCHED_KUBECTL or
+# to never call apt-get (zsh, fish and valgrind must then be on PATH already). When KFSCHED_KUBECTL or
 # KFSCHED_KPT is set, that program is used and the pinned one is not built.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,6 +57,7 @@ export KFSCHED_KUBECTL=${KFSCHED_KUBECTL:-$kube_bin/kubectl}
 export KFSCHED_KPT=${KFSCHED_KPT:-$tools_bin/kpt}
 export KFSCHED_ZSH=${KFSCHED_ZSH:-$(command -v zsh || echo zsh)}
 export KFSCHED_FISH=${KFSCHED_FISH:-$(command -v fish || echo fish)}
+export KFSCHED_VALGRIND=${KFSCHED_VALGRIND:-$(command -v valgrind || echo valgrind)}
 EOF
 }
 
@@ -112,16 +115,16 @@ else
   echo "kfp $KFP_V2_VERSION wheels built in $kfp_wheelhouse in $(( $(date +%s) - start ))s"
 fi
 
-# Shells for the completion-script tests (bash is assumed).
+# Shells for the completion-script tests (bash is assumed), valgrind for the scaling tests.
 missing=()
-for sh in zsh fish; do command -v "$sh" >/dev/null || missing+=("$sh"); done
+for tool in zsh fish valgrind; do command -v "$tool" >/dev/null || missing+=("$tool"); done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "${KFSCHED_NO_APT:-}" != 1 ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     echo "installing ${missing[*]} with apt-get"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null \
       || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; }
   else
-    echo "error: ${missing[*]} not found: install them (the completion tests need them) or set KFSCHED_ZSH/KFSCHED_FISH" >&2
+    echo "error: ${missing[*]} not found: install them (the completion and scaling tests need them) or set KFSCHED_ZSH/KFSCHED_FISH/KFSCHED_VALGRIND" >&2
     exit 1
   fi
 fi
