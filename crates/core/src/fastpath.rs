@@ -69,7 +69,7 @@ fn skim_pipeline_version(text: &str) -> Option<(Projection, Range<usize>)> {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     let first = body
         .lines()
-        .find(|l| !l.trim().is_empty() && !l.starts_with('#'))?;
+        .find(|l| !l.trim_matches([' ', '\t', '\r']).is_empty() && !l.starts_with('#'))?;
     if !first.starts_with("apiVersion: pipelines.kubeflow.org/")
         || memchr::memchr(b'\r', text.as_bytes()).is_some()
     {
@@ -133,7 +133,7 @@ fn skim_kfp_v2(text: &str) -> Option<Projection> {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     let first = body
         .lines()
-        .find(|l| !l.trim().is_empty() && !l.starts_with('#'))?;
+        .find(|l| !l.trim_matches([' ', '\t', '\r']).is_empty() && !l.starts_with('#'))?;
     if ![
         "components:",
         "deploymentSpec:",

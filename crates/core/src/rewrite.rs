@@ -51,7 +51,7 @@ pub(crate) fn process_with(
     opts: &Options,
 ) -> Result<FileOutcome, Vec<Diagnostic>> {
     let text = decode_utf8(file, bytes).map_err(|d| vec![d])?;
-    if text.trim().is_empty() {
+    if text.trim_matches([' ', '\t', '\r', '\n']).is_empty() {
         return Ok(FileOutcome {
             file: file.to_string(),
             output: None,

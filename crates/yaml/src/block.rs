@@ -163,7 +163,7 @@ pub(crate) fn dash_before(src: &str, item_start: usize) -> Option<usize> {
         let line = &src[line_start..end];
         let code = comment_start(line).map_or(line, |c| &line[..c]);
         let code = code.trim_end_matches([' ', '\t', '\r']);
-        if !code.trim_start().is_empty() {
+        if !is_blank(code) {
             let cb = code.as_bytes();
             let dash = cb.len() - 1;
             return (cb[dash] == b'-' && (dash == 0 || matches!(cb[dash - 1], b' ' | b'\t')))
@@ -174,6 +174,16 @@ pub(crate) fn dash_before(src: &str, item_start: usize) -> Option<usize> {
         }
         end = line_start - 1;
     }
+}
+
+/// YAML's white space and line breaks (`s-white`, `b-char`). Rust's `trim`
+/// also strips other characters (a vertical tab, a no-break space) that YAML
+/// reads as content.
+pub(crate) const BLANKS: [char; 4] = [' ', '\t', '\r', '\n'];
+
+/// Whether `s` holds only YAML white space and line breaks.
+pub(crate) fn is_blank(s: &str) -> bool {
+    s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
 }
 
 /// Where a comment starts in one line: a `#` at its start or after a blank.

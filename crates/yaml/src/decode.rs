@@ -368,7 +368,7 @@ mod tests {
     fn parent_col(src: &str, at: usize) -> Option<usize> {
         let line = &src[src[..at].rfind('\n').map_or(0, |p| p + 1)..at];
         Some(line.len() - line.trim_start_matches([' ', '-']).len()).map(|c| {
-            if line.trim_start().starts_with('-') {
+            if line.trim_start_matches([' ', '\t']).starts_with('-') {
                 line.find('-').unwrap_or(c)
             } else {
                 c

@@ -9,7 +9,7 @@
 use std::cmp::Reverse;
 use std::fmt;
 
-use super::block::{BlockStyle, FlowFormat, dash_before, flow_text};
+use super::block::{BLANKS, BlockStyle, FlowFormat, dash_before, flow_text, is_blank};
 use super::emit::{Emitter, PyProfile};
 use super::patch::{self, Patch};
 use super::tree::{Kind, MAX_DEPTH, NodeId, Style, Tree};
@@ -952,7 +952,7 @@ impl<'t, 'a> Editor<'t, 'a> {
                     }
                     Some(c) => {
                         let line_end = src[c..].find(['\r', '\n']).map_or(src.len(), |p| c + p);
-                        let comment_text = src[c..line_end].trim_end().to_string();
+                        let comment_text = src[c..line_end].trim_end_matches(BLANKS).to_string();
                         // The comment follows the value; a block scalar's goes
                         // after its header, as after its end it would be content.
                         let block_scalar = text.trim_start().starts_with(['|', '>']);
@@ -1004,7 +1004,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         let from = src[..start].rfind('\n').map_or(0, |p| p + 1);
         let body = &src[from..self.node_end(node)];
         body.lines()
-            .filter(|l| !l.trim().is_empty())
+            .filter(|l| !is_blank(l))
             .map(|l| (l, l.len() - l.trim_start_matches(' ').len()))
             .find(|(l, i)| *i > key_col && !l[*i..].starts_with(['|', '>']))
             .map_or(key_col + 2, |(_, i)| i)
@@ -1063,7 +1063,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         let src = self.tree.src();
         self.after_line(end)
             .and_then(|next| src[next..].lines().next())
-            .is_some_and(|line| line.trim().is_empty())
+            .is_some_and(is_blank)
     }
 
     /// Whether comment lines indented past `col`, or blank lines with
@@ -1076,7 +1076,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         };
         for line in src[next..].lines() {
             let rest = line.trim_start_matches(' ');
-            if rest.trim().is_empty() {
+            if is_blank(rest) {
                 if line.trim_end_matches('\r').len() > col {
                     return true;
                 }
@@ -1124,7 +1124,9 @@ impl<'t, 'a> Editor<'t, 'a> {
                 // and that no other edit touches.
                 let starts_entry = |k: NodeId| {
                     let at = self.node_start(k);
-                    tree.src()[..at].trim_end().ends_with(['{', ','])
+                    tree.src()[..at]
+                        .trim_end_matches(BLANKS)
+                        .ends_with(['{', ','])
                         && !self.splices.iter().any(|s| s.start <= at && at <= s.end)
                 };
                 if let Some((next_key, _)) = tree
@@ -1224,7 +1226,7 @@ impl<'t, 'a> Editor<'t, 'a> {
         let mut at = ls;
         while at > 0 {
             let prev = line_start(src, at - 1);
-            let line = src[prev..at].trim();
+            let line = src[prev..at].trim_matches(BLANKS);
             if line.starts_with('#') {
                 at = prev;
             } else {

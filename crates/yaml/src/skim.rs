@@ -174,7 +174,7 @@ fn scalar(v: &str) -> Option<Value> {
     match first {
         b'"' | b'\'' => {
             let (s, len) = quoted(v)?;
-            v[len..].trim().is_empty().then_some(Value::Str(s))
+            crate::block::is_blank(&v[len..]).then_some(Value::Str(s))
         }
         b'&' | b'*' | b'!' | b'|' | b'>' | b'[' | b'{' | b'%' | b'@' | b'`' | b'#' => None,
         _ => {

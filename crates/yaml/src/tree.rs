@@ -288,7 +288,7 @@ fn first_shift(src: &str, line: usize) -> usize {
     let own = indent(src[line..].split('\n').next().unwrap_or(""));
     let before = src[..line.saturating_sub(1)]
         .rsplit('\n')
-        .find(|l| !l.trim().is_empty())
+        .find(|l| !crate::block::is_blank(l))
         .map_or(0, indent);
     (before + 1).saturating_sub(own).clamp(1, 128)
 }
@@ -1888,7 +1888,7 @@ pub(crate) fn block_scalar_header(src: &str, start: usize) -> Option<(usize, usi
         if tok.starts_with('|') || tok.starts_with('>') {
             return Some((line_start + tok_start, line_start + code.len()));
         }
-        if line_start == 0 || !line.trim().is_empty() {
+        if line_start == 0 || !crate::block::is_blank(line) {
             return None;
         }
         line_end = line_start - 1;
@@ -1910,7 +1910,7 @@ fn block_scalar_span(src: &str, start: usize, end: usize) -> (u32, u32) {
             e -= 1;
         }
     }
-    if e <= start || src[start.min(e)..e].trim().is_empty() {
+    if e <= start || crate::block::is_blank(&src[start.min(e)..e]) {
         return (header_end as u32, header_end as u32);
     }
     (start as u32, e.max(header_end) as u32)
@@ -1920,10 +1920,13 @@ fn block_scalar_span(src: &str, start: usize, end: usize) -> (u32, u32) {
 /// sits, when it is an explicit key's indicator: first on its line, or after
 /// a `- ` or `: ` (not the end of a comment).
 fn explicit_key_indicator(before: &str) -> Option<usize> {
-    let q = before.trim_end().strip_suffix('?')?.len();
+    let q = before
+        .trim_end_matches(crate::block::BLANKS)
+        .strip_suffix('?')?
+        .len();
     let line = before[..q].rsplit('\n').next().unwrap_or("");
     let line = line.trim_end_matches([' ', '\t']);
-    (line.trim_start().is_empty() || line.ends_with(['-', ':'])).then_some(q)
+    (crate::block::is_blank(line) || line.ends_with(['-', ':'])).then_some(q)
 }
 
 /// Whether only spaces stand between the start of `at`'s line and `at`.
@@ -2298,6 +2301,20 @@ mod tests {
         let root = t.documents[0].root.unwrap();
         let v = t.node(t.get_value(root, "tc").unwrap());
         assert_eq!(&src[v.start as usize..v.end as usize], "? /");
+    }
+
+    /// YAML's blanks are spaces and tabs: a block scalar whose content is a
+    /// vertical tab or a no-break space (white space to Rust's `trim`) spans
+    /// that content, as any other block scalar does.
+    #[test]
+    fn block_scalar_content_of_other_white_space_is_content() {
+        for content in ["\u{b}", "\u{a0}"] {
+            let src = format!("k: |\n  {content}\nn: 1\n");
+            let t = Tree::parse(&src).unwrap();
+            let root = t.documents[0].root.unwrap();
+            let v = t.node(t.get_value(root, "k").unwrap());
+            assert_eq!(&src[v.start as usize..v.end as usize], content);
+        }
     }
 
     /// Empty keys and values sit in their own entries: the key on its `?`,

@@ -548,7 +548,7 @@ fn components_of(file: &str, bytes: &[u8], policy: Option<&Policy>) -> FileResul
         warnings: Vec::new(),
         errors: Vec::new(),
     };
-    if original.trim().is_empty() {
+    if original.trim_matches([' ', '\t', '\r', '\n']).is_empty() {
         return Ok((
             Vec::new(),
             Vec::new(),
