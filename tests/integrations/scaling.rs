@@ -146,17 +146,25 @@ fn stream(doc: &str, copies: usize) -> String {
     vec![doc; copies].join("---\n")
 }
 
+/// `n` copies of the fixture `dir/input` in one stream, rewritten with
+/// `dir/policy.yaml`.
+#[track_caller]
+fn a_stream_of(what: &str, dir: &str, input: &str, added: &str, n: usize) {
+    let doc = fixture(&format!("{dir}/{input}"));
+    let policy = fixture(&format!("{dir}/policy.yaml"));
+    grows_linearly(what, &policy, added, n, |copies| stream(&doc, copies));
+}
+
 #[test]
 #[ignore = "needs valgrind"]
 fn a_stream_of_kubectl_get_lists() {
     let dir = "testdata/cases/kubectl-get-all";
-    let doc = fixture(&format!("{dir}/input.yaml"));
-    grows_linearly(
+    a_stream_of(
         "kubectl get -o yaml Lists",
-        &fixture(&format!("{dir}/policy.yaml")),
+        dir,
+        "input.yaml",
         "tolerations:",
         10,
-        |n| stream(&doc, n),
     );
 }
 
@@ -164,28 +172,52 @@ fn a_stream_of_kubectl_get_lists() {
 #[ignore = "needs valgrind"]
 fn a_stream_of_kfp_v1_workflows() {
     let dir = "testdata/golden/v1/toleration_matrix";
-    let doc = fixture(&format!("{dir}/plain.yaml"));
-    grows_linearly(
-        "KFP v1 workflows",
-        &fixture(&format!("{dir}/policy.yaml")),
-        "tolerations:",
-        5,
-        |n| stream(&doc, n),
-    );
+    a_stream_of("KFP v1 workflows", dir, "plain.yaml", "tolerations:", 5);
 }
 
 #[test]
 #[ignore = "needs valgrind"]
 fn a_stream_of_pipeline_versions() {
     let dir = "testdata/golden/pv/basic";
-    let doc = fixture(&format!("{dir}/plain.yaml"));
-    grows_linearly(
+    a_stream_of(
         "PipelineVersion manifests",
-        &fixture(&format!("{dir}/policy.yaml")),
+        dir,
+        "plain.yaml",
         "platformSpec:",
         10,
-        |n| stream(&doc, n),
     );
+}
+
+/// A policy that gives the components `matcher` selects a toleration and a
+/// required node affinity (written with `H100`).
+fn gpu_policy(matcher: &str) -> String {
+    format!(
+        "apiVersion: kfsched.dev/v1alpha1
+kind: SchedulingPolicy
+metadata:
+  name: scaling
+spec:
+  rules:
+  - name: gpu-train
+    match:
+      {matcher}
+    tolerations:
+    - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}
+    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions:
+            - {{key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB-HBM3]}}
+"
+    )
+}
+
+/// `block` `n` times, `train-2` renamed in each copy.
+fn copies(block: &str, n: usize) -> String {
+    (0..n)
+        .map(|i| block.replace("train-2", &format!("train-2-copy{i}")))
+        .collect()
 }
 
 /// One KFP v1 workflow of `n` training templates (one of the SDK's 300-template
@@ -195,51 +227,17 @@ fn a_stream_of_pipeline_versions() {
 #[ignore = "needs valgrind"]
 fn a_kfp_v1_workflow_of_many_templates() {
     let file = fixture("testdata/golden/v1/large_300/plain.yaml");
-    let start = file
-        .find("\n  - name: train-2\n")
-        .expect("the train-2 template")
-        + 1;
-    let end = start
-        + 1
-        + file[start + 1..]
-            .find("\n  - name: ")
-            .expect("a template after train-2")
-        + 1;
-    let head =
-        &file[..file.find("\n  templates:\n").expect("templates") + "\n  templates:\n".len()];
+    let template = entry(&file, "  - name: train-2");
+    let head = "\n  templates:\n";
+    let head = &file[..file.find(head).expect("templates") + head.len()];
     let tail = &file[file.find("\n  arguments:").expect("arguments") + 1..];
-    let template = &file[start..end];
-    let policy = "apiVersion: kfsched.dev/v1alpha1
-kind: SchedulingPolicy
-metadata:
-  name: many-templates
-spec:
-  rules:
-  - name: gpu-train
-    match:
-      images: [\"pytorch/pytorch:*\"]
-    tolerations:
-    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
-    affinity:
-      nodeAffinity:
-        requiredDuringSchedulingIgnoredDuringExecution:
-          nodeSelectorTerms:
-          - matchExpressions:
-            - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB-HBM3]}
-";
+    let policy = gpu_policy("images: [\"pytorch/pytorch:*\"]");
     grows_linearly(
         "KFP v1 templates in one workflow",
-        policy,
+        &policy,
         "H100",
         25,
-        |n| {
-            let mut text = head.to_string();
-            for i in 0..n {
-                text.push_str(&template.replace("train-2", &format!("train-2-copy{i}")));
-            }
-            text.push_str(tail);
-            text
-        },
+        |n| format!("{head}{}{tail}", copies(template, n)),
     );
 }
 
@@ -275,35 +273,13 @@ fn a_kfp_v2_pipeline_of_many_tasks() {
         .find("\n  inputDefinitions:\n    parameters:\n      epochs:")
         .expect("the root's inputs")
         + 1..];
-    let policy = "apiVersion: kfsched.dev/v1alpha1
-kind: SchedulingPolicy
-metadata:
-  name: many-tasks
-spec:
-  rules:
-  - name: gpu-train
-    match:
-      names: [\"train-*\"]
-    tolerations:
-    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
-    affinity:
-      nodeAffinity:
-        requiredDuringSchedulingIgnoredDuringExecution:
-          nodeSelectorTerms:
-          - matchExpressions:
-            - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB-HBM3]}
-";
-    grows_linearly("KFP v2 tasks in one pipeline", policy, "H100", 25, |n| {
-        let copies = |block: &str| -> String {
-            (0..n)
-                .map(|i| block.replace("train-2", &format!("train-2-copy{i}")))
-                .collect()
-        };
+    let policy = gpu_policy("names: [\"train-*\"]");
+    grows_linearly("KFP v2 tasks in one pipeline", &policy, "H100", 25, |n| {
         format!(
             "components:\n{}deploymentSpec:\n  executors:\n{}pipelineInfo:\n  name: many-tasks\nroot:\n  dag:\n    tasks:\n{}{root_rest}",
-            copies(component),
-            copies(executor),
-            copies(task),
+            copies(component, n),
+            copies(executor, n),
+            copies(task, n),
         )
     });
 }
