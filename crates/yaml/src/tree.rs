@@ -1012,35 +1012,55 @@ impl<'a> Tree<'a> {
         // zero-width wherever it is put.
         let (s, end) = if value == Some("") && style == Style::Plain && !tagged && !anchored {
             let end = s;
+            let b = full.as_bytes();
+            // The collection the scalar is in: its style, its start and where
+            // its first entry starts (a mapping's column), if it has one.
+            let (in_block, open_start, first) = stack.last().map_or((false, 0, None), |o| {
+                let n = &self.nodes[o.node as usize];
+                let first = (o.count > 0).then(|| self.nodes[o.node as usize + 1].start);
+                (n.style == Style::Block, n.start, first)
+            });
             // In a block collection a `:` or `-` followed by more than a
-            // blank starts the next plain scalar (`:m`, `-x`); it is not the
-            // value's indicator.
-            let in_block = stack
-                .last()
-                .is_some_and(|o| self.nodes[o.node as usize].style == Style::Block);
-            let indicator = !in_block
-                || matches!(
-                    full.as_bytes().get(s as usize + 1),
-                    None | Some(b' ' | b'\t' | b'\r' | b'\n')
-                );
-            match full.as_bytes().get(s as usize) {
+            // blank starts the next plain scalar (`:m`, `-x`); a `:` is a
+            // value's own indicator on its key's line or in its mapping's
+            // column (`? k` then `:` under the `?`), not an outer mapping's.
+            let blank_after = matches!(
+                b.get(s as usize + 1),
+                None | Some(b' ' | b'\t' | b'\r' | b'\n')
+            );
+            let own_colon = || {
+                let key_end = stack
+                    .last()
+                    .filter(|o| o.last != NONE)
+                    .map_or(s, |o| self.nodes[o.last as usize].end);
+                !full[key_end.min(s) as usize..s as usize].contains('\n')
+                    || first.is_some_and(|f| {
+                        byte_column(full, f as usize) == byte_column(full, s as usize)
+                    })
+            };
+            let indicator =
+                !in_block || (blank_after && (b.get(s as usize) != Some(&b':') || own_colon()));
+            match b.get(s as usize) {
                 Some(b':' | b'-') if s == end && !is_key && indicator => (s + 1, s + 1),
                 Some(b'}' | b']' | b',') => (s, s),
                 // An empty explicit key (a `?` with nothing after it) is
                 // reported at the next token (the next line's first, or the
                 // `:` of `? :`): put it on its `?`, where its mapping's
-                // column is. A `?` before the mapping starts is an outer
-                // mapping's (`? :` is an explicit key holding `{null: null}`):
-                // the empty key stays on the `:`, where its mapping starts.
-                _ if s == end && is_key => {
-                    let map_start = stack
-                        .last()
-                        .map_or(0, |o| self.nodes[o.node as usize].start);
-                    match explicit_key_indicator(&full[..s as usize]) {
-                        Some(q) if q as u32 >= map_start => (q as u32, q as u32),
-                        _ => (s, end),
+                // column is. A `?` before the mapping starts, or in another
+                // column than its first key's, is another mapping's (`? :` is
+                // an explicit key holding `{null: null}`): the empty key stays
+                // where it was reported, on its `:`.
+                _ if s == end && is_key => match explicit_key_indicator(&full[..s as usize]) {
+                    Some(q)
+                        if q as u32 >= open_start
+                            && first.is_none_or(|f| {
+                                byte_column(full, f as usize) == byte_column(full, q)
+                            }) =>
+                    {
+                        (q as u32, q as u32)
                     }
-                }
+                    _ => (s, end),
+                },
                 // The empty value of an explicit key (`? k` with no `:`) is
                 // reported at the next line's first token: put it right
                 // after its key (after the `?` of an empty key).
@@ -1929,6 +1949,11 @@ fn explicit_key_indicator(before: &str) -> Option<usize> {
     (crate::block::is_blank(line) || line.ends_with(['-', ':'])).then_some(q)
 }
 
+/// The byte column of `at` in its line.
+fn byte_column(src: &str, at: usize) -> usize {
+    at - src[..at].rfind('\n').map_or(0, |p| p + 1)
+}
+
 /// Whether only spaces stand between the start of `at`'s line and `at`.
 fn at_line_start(src: &str, at: usize) -> bool {
     src[..at]
@@ -2346,6 +2371,16 @@ mod tests {
         let (key, value) = t.entries(map).next().unwrap();
         assert_eq!((t.node(key).start, t.node(value).start), (4, 5));
         assert_eq!(t.node(value).end, 5);
+        // A `:` in an outer mapping's column is not the value indicator of
+        // an inner `?`, and that `?` is not the outer empty key's.
+        let src = "k:\n  :   ?\n: v\n";
+        let t = Tree::parse(src).unwrap();
+        let root = t.documents[0].root.unwrap();
+        let (_, inner) = t.entries(t.get_value(root, "k").unwrap()).next().unwrap();
+        let (key, value) = t.entries(inner).next().unwrap();
+        assert_eq!((t.node(key).start, t.node(value).start), (9, 10));
+        let (outer_key, _) = t.entries(root).nth(1).unwrap();
+        assert_eq!(t.node(outer_key).start, 11, "on the outer `:`");
     }
 
     #[test]
