@@ -933,6 +933,12 @@ fn analyze_any_scalar(scalar: &str, allow_unicode: bool) -> Analysis {
     if block_indicators {
         a.allow_block_plain = false;
     }
+    // saphyr-parser refuses a plain scalar in flow whose last word is a lone
+    // `-` (`{a: x -}`, which PyYAML writes and reads): quoted, what kfsched
+    // writes it reads back.
+    if scalar.ends_with(" -") || scalar.ends_with("\t-") {
+        a.allow_flow_plain = false;
+    }
     a
 }
 
@@ -973,6 +979,24 @@ pub(crate) fn single_quoted(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// saphyr-parser cannot read `{a: x -}`: a string whose last word is a
+    /// lone `-` is quoted in flow, and stays plain in block.
+    #[test]
+    fn a_last_word_of_a_lone_dash_is_quoted_in_flow() {
+        for s in ["x -", "2  `  .  -"] {
+            assert!(scalar_needs_quotes(s, true).is_some(), "{s:?}");
+            assert_eq!(scalar_needs_quotes(s, false), None, "{s:?}");
+        }
+        assert!(scalar_needs_quotes("a\t-", true).is_some());
+        for s in ["x -y", "-", "x-"] {
+            assert_eq!(
+                scalar_needs_quotes(s, true),
+                scalar_needs_quotes(s, false),
+                "{s:?}"
+            );
+        }
+    }
 
     #[test]
     fn simple_scalars_take_the_fast_path_to_the_same_analysis() {
