@@ -1011,7 +1011,6 @@ impl<'a> Tree<'a> {
         // (the `? ` of the next explicit key): it holds no text, so it is
         // zero-width wherever it is put.
         let (s, end) = if value == Some("") && style == Style::Plain && !tagged && !anchored {
-            let end = s;
             let b = full.as_bytes();
             // The collection the scalar is in: its style, its start and where
             // its first entry starts (a mapping's column), if it has one.
@@ -1041,7 +1040,7 @@ impl<'a> Tree<'a> {
             let indicator =
                 !in_block || (blank_after && (b.get(s as usize) != Some(&b':') || own_colon()));
             match b.get(s as usize) {
-                Some(b':' | b'-') if s == end && !is_key && indicator => (s + 1, s + 1),
+                Some(b':' | b'-') if !is_key && indicator => (s + 1, s + 1),
                 Some(b'}' | b']' | b',') => (s, s),
                 // An empty explicit key (a `?` with nothing after it) is
                 // reported at the next token (the next line's first, or the
@@ -1050,7 +1049,7 @@ impl<'a> Tree<'a> {
                 // column than its first key's, is another mapping's (`? :` is
                 // an explicit key holding `{null: null}`): the empty key stays
                 // where it was reported, on its `:`.
-                _ if s == end && is_key => match explicit_key_indicator(&full[..s as usize]) {
+                _ if is_key => match explicit_key_indicator(&full[..s as usize]) {
                     Some(q)
                         if q as u32 >= open_start
                             && first.is_none_or(|f| {
@@ -1059,12 +1058,12 @@ impl<'a> Tree<'a> {
                     {
                         (q as u32, q as u32)
                     }
-                    _ => (s, end),
+                    _ => (s, s),
                 },
                 // The empty value of an explicit key (`? k` with no `:`) is
                 // reported at the next line's first token: put it right
                 // after its key (after the `?` of an empty key).
-                _ if s == end && !is_key && at_line_start(full, s as usize) => {
+                _ if at_line_start(full, s as usize) => {
                     let key_end = stack
                         .last()
                         .filter(|o| self.nodes[o.node as usize].kind == Kind::Map)
@@ -1078,7 +1077,7 @@ impl<'a> Tree<'a> {
                         });
                     (key_end.min(s), key_end.min(s))
                 }
-                _ => (s, end),
+                _ => (s, s),
             }
         } else {
             (s, end)
