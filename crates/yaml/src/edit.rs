@@ -348,7 +348,39 @@ impl<'t, 'a> Editor<'t, 'a> {
         if n.kind == Kind::Map && n.style == Style::Block && self.in_flow(node) {
             return Err(self.err(node, "the value to edit is a single-pair mapping inside a flow sequence (`[key: value]`); kfsched does not edit those: write it as `{key: value}`"));
         }
-        self.check_plain_keys(node)
+        self.check_plain_keys(node)?;
+        self.check_layout(node)
+    }
+
+    /// Refuses a node whose span, or an ancestor's, the tree could not place
+    /// in order: each lies inside its parent, after its previous sibling and
+    /// before what follows it. The parser reports some empty entries of
+    /// explicit keys (`?`) at another entry's token; placed wrongly, an edit
+    /// there would land in the wrong entry.
+    fn check_layout(&self, node: NodeId) -> Result<(), EditError> {
+        let tree = self.tree;
+        let mut x = node;
+        while let Some(p) = tree.parent(x) {
+            let (n, pn) = (tree.node(x), tree.node(p));
+            let mut prev = (x > p + 1).then_some(x - 1);
+            while let Some(q) = prev.filter(|&q| tree.parent(q) != Some(p)) {
+                prev = tree.parent(q);
+            }
+            let in_order = n.start >= pn.start
+                && n.end <= pn.end
+                && prev.is_none_or(|q| tree.node(q).end <= n.start)
+                && tree
+                    .following(x)
+                    .is_none_or(|f| tree.node(f).start >= n.end);
+            if !in_order {
+                return Err(self.err(
+                    node,
+                    "cannot tell where this value starts and ends (explicit keys `? key` laid out across lines); write each entry of these mappings as `key: value`",
+                ));
+            }
+            x = p;
+        }
+        Ok(())
     }
 
     /// Whether the node or one of its ancestors is a flow collection.

@@ -1937,15 +1937,18 @@ fn block_scalar_span(src: &str, start: usize, end: usize) -> (u32, u32) {
 
 /// Where the `?` that `before` ends with (blanks and line breaks aside)
 /// sits, when it is an explicit key's indicator: first on its line, or after
-/// a `- ` or `: ` (not the end of a comment).
+/// a `- `, `: ` or `? ` (not in a comment).
 fn explicit_key_indicator(before: &str) -> Option<usize> {
     let q = before
         .trim_end_matches(crate::block::BLANKS)
         .strip_suffix('?')?
         .len();
     let line = before[..q].rsplit('\n').next().unwrap_or("");
+    if crate::block::comment_start(line).is_some() {
+        return None;
+    }
     let line = line.trim_end_matches([' ', '\t']);
-    (crate::block::is_blank(line) || line.ends_with(['-', ':'])).then_some(q)
+    (crate::block::is_blank(line) || line.ends_with(['-', ':', '?'])).then_some(q)
 }
 
 /// The byte column of `at` in its line.
