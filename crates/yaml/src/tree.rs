@@ -1014,11 +1014,16 @@ impl<'a> Tree<'a> {
             let b = full.as_bytes();
             // The collection the scalar is in: its style, its start and where
             // its first entry starts (a mapping's column), if it has one.
-            let (in_block, open_start, first) = stack.last().map_or((false, 0, None), |o| {
-                let n = &self.nodes[o.node as usize];
+            let (open_start, first) = stack.last().map_or((0, None), |o| {
                 let first = (o.count > 0).then(|| self.nodes[o.node as usize + 1].start);
-                (n.style == Style::Block, n.start, first)
+                (self.nodes[o.node as usize].start, first)
             });
+            // Block context: no flow collection is open (a single-pair
+            // mapping in a flow sequence, `[t: ]`, is block style in flow).
+            let in_block = !stack.is_empty()
+                && stack
+                    .iter()
+                    .all(|o| self.nodes[o.node as usize].style == Style::Block);
             // In a block collection a `:` or `-` followed by more than a
             // blank starts the next plain scalar (`:m`, `-x`); a `:` is a
             // value's own indicator on its key's line or in its mapping's
@@ -2342,6 +2347,18 @@ mod tests {
             let v = t.node(t.get_value(root, "k").unwrap());
             assert_eq!(&src[v.start as usize..v.end as usize], content);
         }
+    }
+
+    /// In a single-pair mapping of a flow sequence (block style, in flow),
+    /// an empty value reported on its `:` goes after it, as in any flow
+    /// collection, even with a `,` right after.
+    #[test]
+    fn an_empty_value_of_a_single_pair_mapping_follows_its_colon() {
+        let src = "[t:,\n]\n";
+        let t = Tree::parse(src).unwrap();
+        let pair = t.items(t.documents[0].root.unwrap()).next().unwrap();
+        let (_, value) = t.entries(pair).next().unwrap();
+        assert_eq!((t.node(value).start, t.node(value).end), (3, 3));
     }
 
     /// Empty keys and values sit in their own entries: the key on its `?`,
