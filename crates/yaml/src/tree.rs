@@ -1032,15 +1032,20 @@ impl<'a> Tree<'a> {
                 b.get(s as usize + 1),
                 None | Some(b' ' | b'\t' | b'\r' | b'\n')
             );
+            // A mapping's column: where it starts (its first `?`) or where
+            // its first key does.
+            let in_map_column = |at: usize| {
+                let col = byte_column(full, at);
+                col == byte_column(full, open_start as usize)
+                    || first.is_some_and(|f| byte_column(full, f as usize) == col)
+            };
             let own_colon = || {
                 let key_end = stack
                     .last()
                     .filter(|o| o.last != NONE)
                     .map_or(s, |o| self.nodes[o.last as usize].end);
                 !full[key_end.min(s) as usize..s as usize].contains('\n')
-                    || first.is_some_and(|f| {
-                        byte_column(full, f as usize) == byte_column(full, s as usize)
-                    })
+                    || in_map_column(s as usize)
             };
             let indicator =
                 !in_block || (blank_after && (b.get(s as usize) != Some(&b':') || own_colon()));
@@ -1055,12 +1060,7 @@ impl<'a> Tree<'a> {
                 // an explicit key holding `{null: null}`): the empty key stays
                 // where it was reported, on its `:`.
                 _ if is_key => match explicit_key_indicator(&full[..s as usize]) {
-                    Some(q)
-                        if q as u32 >= open_start
-                            && first.is_none_or(|f| {
-                                byte_column(full, f as usize) == byte_column(full, q)
-                            }) =>
-                    {
+                    Some(q) if q as u32 >= open_start && (first.is_none() || in_map_column(q)) => {
                         (q as u32, q as u32)
                     }
                     _ => (s, s),
@@ -2400,6 +2400,13 @@ mod tests {
         assert_eq!((t.node(key).start, t.node(value).start), (9, 10));
         let (outer_key, _) = t.entries(root).nth(1).unwrap();
         assert_eq!(t.node(outer_key).start, 11, "on the outer `:`");
+        // A `:` under the `?` of `? a` is that entry's, though the key `a`
+        // starts two columns right of it.
+        let src = "k:\n ? a\n :\n";
+        let t = Tree::parse(src).unwrap();
+        let root = t.documents[0].root.unwrap();
+        let (_, value) = t.entries(t.get_value(root, "k").unwrap()).next().unwrap();
+        assert_eq!((t.node(value).start, t.node(value).end), (10, 10));
     }
 
     #[test]
