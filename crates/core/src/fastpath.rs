@@ -11,6 +11,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use kfsched_yaml::Value;
+use kfsched_yaml::block::is_blank;
 use kfsched_yaml::skim::{self, Projection};
 use kfsched_yaml::tree::{MAX_DEPTH, check_syntax_within};
 
@@ -67,9 +68,7 @@ pub(crate) fn run<T: Send>(text: &str, process: impl FnOnce(Head) -> T + Send) -
 fn skim_pipeline_version(text: &str) -> Option<(Projection, Range<usize>)> {
     const KEY: &str = "\n  pipelineSpec:\n";
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let first = body
-        .lines()
-        .find(|l| !l.trim_matches([' ', '\t', '\r']).is_empty() && !l.starts_with('#'))?;
+    let first = body.lines().find(|l| !is_blank(l) && !l.starts_with('#'))?;
     if !first.starts_with("apiVersion: pipelines.kubeflow.org/")
         || memchr::memchr(b'\r', text.as_bytes()).is_some()
     {
@@ -131,9 +130,7 @@ fn is_sdk_ir(v: &Value) -> bool {
 /// The projection of an SDK-written KFP v2 pipeline document, when the file is one.
 fn skim_kfp_v2(text: &str) -> Option<Projection> {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let first = body
-        .lines()
-        .find(|l| !l.trim_matches([' ', '\t', '\r']).is_empty() && !l.starts_with('#'))?;
+    let first = body.lines().find(|l| !is_blank(l) && !l.starts_with('#'))?;
     if ![
         "components:",
         "deploymentSpec:",

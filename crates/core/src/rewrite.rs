@@ -6,6 +6,7 @@
 
 use rayon::prelude::*;
 
+use kfsched_yaml::block::is_blank;
 use kfsched_yaml::edit::{Editor, Flavor};
 use kfsched_yaml::tree::{Kind, NodeId, Tree};
 use kfsched_yaml::{Patch, Value};
@@ -51,7 +52,7 @@ pub(crate) fn process_with(
     opts: &Options,
 ) -> Result<FileOutcome, Vec<Diagnostic>> {
     let text = decode_utf8(file, bytes).map_err(|d| vec![d])?;
-    if text.trim_matches([' ', '\t', '\r', '\n']).is_empty() {
+    if is_blank(text) {
         return Ok(FileOutcome {
             file: file.to_string(),
             output: None,

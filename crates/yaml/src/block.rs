@@ -182,7 +182,7 @@ pub(crate) fn dash_before(src: &str, item_start: usize) -> Option<usize> {
 pub(crate) const BLANKS: [char; 4] = [' ', '\t', '\r', '\n'];
 
 /// Whether `s` holds only YAML white space and line breaks.
-pub(crate) fn is_blank(s: &str) -> bool {
+pub fn is_blank(s: &str) -> bool {
     s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
 }
 

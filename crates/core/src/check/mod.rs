@@ -39,6 +39,7 @@ use crate::outcome::{DocReport, FileOutcome};
 use crate::policy::Policy;
 use crate::rewrite::{self, Input};
 use filter::{Prepared, Status};
+use kfsched_yaml::block::is_blank;
 use kfsched_yaml::tree::{NodeId, Tree};
 use read::{At, Reader};
 
@@ -548,7 +549,7 @@ fn components_of(file: &str, bytes: &[u8], policy: Option<&Policy>) -> FileResul
         warnings: Vec::new(),
         errors: Vec::new(),
     };
-    if original.trim_matches([' ', '\t', '\r', '\n']).is_empty() {
+    if is_blank(original) {
         return Ok((
             Vec::new(),
             Vec::new(),
