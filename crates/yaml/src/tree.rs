@@ -1012,8 +1012,8 @@ impl<'a> Tree<'a> {
         // zero-width wherever it is put.
         let (s, end) = if value == Some("") && style == Style::Plain && !tagged && !anchored {
             let b = full.as_bytes();
-            // The collection the scalar is in: its style, its start and where
-            // its first entry starts (a mapping's column), if it has one.
+            // The collection the scalar is in: its start and where its first
+            // entry starts, if it has one.
             let (open_start, first) = stack.last().map_or((0, None), |o| {
                 let first = (o.count > 0).then(|| self.nodes[o.node as usize + 1].start);
                 (self.nodes[o.node as usize].start, first)
@@ -1024,8 +1024,8 @@ impl<'a> Tree<'a> {
                 && stack
                     .iter()
                     .all(|o| self.nodes[o.node as usize].style == Style::Block);
-            // In a block collection a `:` or `-` followed by more than a
-            // blank starts the next plain scalar (`:m`, `-x`); a `:` is a
+            // In block context a `:` or `-` followed by more than a blank
+            // starts the next plain scalar (`:m`, `-x`); a `:` is a
             // value's own indicator on its key's line or in its mapping's
             // column (`? k` then `:` under the `?`), not an outer mapping's.
             let blank_after = matches!(
