@@ -67,8 +67,10 @@ class CheckResult:
 
     @property
     def unschedulable(self) -> List[Dict[str, Any]]:
-        """The components that fit no node, with the scheduler's message."""
-        return [dict(c) for c in self.report["components"] if not c["nodes"]]
+        """The components that fail the check, with the scheduler's message:
+        those that fit no node (with ``pools=True``, that miss a pool their
+        rules name). Empty exactly when ``ok`` is true."""
+        return [dict(c) for c in self.report["components"] if not c["ok"]]
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,10 @@ class CheckedComponent(TypedDict):
     kind: str
     pipelines: List[str]
     names: List[str]
+    #: Whether it passes the check: it fits a node (with ``--pools``, every
+    #: pool its rules name), or another scheduler places it. The command
+    #: exits 1 when one component is not ok.
+    ok: bool
     #: The nodes the component can be scheduled on; empty when it fits none.
     nodes: List[str]
     preferred: List[str]

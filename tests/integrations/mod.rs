@@ -16,6 +16,7 @@ mod precommit;
 mod python_api;
 mod release;
 mod scaling;
+mod sweep;
 mod wheels;
 
 use std::ffi::OsString;

@@ -149,6 +149,13 @@ out["check_nodes"] = {"report": judged.report, "ok": judged.ok,
 tainted = kfsched.check("../pristine/pipelines", nodes="gpu-only.yaml")
 out["check_tainted"] = {"ok": tainted.ok,
                         "unschedulable": [c["message"] for c in tainted.unschedulable]}
+# The pools are nodes of the gpu pool alone: publish fits none of them, but
+# no rule of it names a pool, so it passes.
+pooled = kfsched.check("../pristine/pipelines", policy="policy.yaml", pools=True)
+out["check_pools"] = {"ok": pooled.ok,
+                      "unschedulable": [c["component"] for c in pooled.unschedulable],
+                      "fit_none": [c["component"] for c in pooled.report["components"]
+                                   if not c["nodes"]]}
 
 try:
     kfsched.check("../pristine/pipelines", kubeconfig="unreachable.kubeconfig")
@@ -369,6 +376,17 @@ fn a_compile_script_gets_from_the_api_exactly_what_the_command_line_writes() {
         );
         assert!(tainted.stdout.contains(m), "{tainted}");
     }
+    // With the pools, `unschedulable` is what fails the check, as `ok` and
+    // the exit code say: a component that fits no pool but is expected in
+    // none is not in it.
+    cli(&["check", "--pools", "-p", "policy.yaml", "pipelines"]).ok();
+    assert_eq!(got["check_pools"]["ok"], true, "{got}");
+    assert_eq!(got["check_pools"]["unschedulable"], serde_json::json!([]));
+    assert_eq!(
+        got["check_pools"]["fit_none"],
+        serde_json::json!(["publish"]),
+        "{got}"
+    );
 
     let unreachable = cli(&[
         "check",

@@ -299,3 +299,62 @@ fn admission_only_rules_are_not_rules_that_match_nothing() {
         e.stdout_str()
     );
 }
+
+/// `validate` refuses a rule name that `export admission` cannot list in
+/// its annotation, at the same place and in the same words, so a CI that
+/// runs `validate` catches what the export would refuse.
+#[test]
+fn validate_refuses_what_the_export_refuses_in_the_same_words() {
+    let p = "testdata/bad/policy-rule-name-separator/policy.yaml";
+    let validate = run_in(&root(), &["validate", "-p", p], None, &[]);
+    let export = run_in(&root(), &["export", "admission", "-p", p], None, &[]);
+    assert_eq!((validate.code, export.code), (2, 2));
+    let first = |stderr: &str| stderr.lines().next().unwrap_or("").to_string();
+    let line = first(&validate.stderr);
+    assert_eq!(
+        line,
+        format!(
+            "error: {p}:7:11: spec.rules[0].name: rule \"team-a:gpu-train\": admission lists rule names in the kfsched.dev/admitted annotation, separated by `,`, `;` and `:`; rename the rule without them"
+        )
+    );
+    assert_eq!(first(&export.stderr), line, "{}", export.stderr);
+    assert!(export.stdout.is_empty());
+}
+
+/// Without pipeline files the export reads no stdin, as its `--help` says:
+/// a pipeline piped in is not read (the rules stay approximate), and `-`
+/// reads it.
+#[test]
+fn the_export_reads_stdin_only_when_told() {
+    let p = "testdata/golden/v2/control_flow/policy.yaml";
+    let pipeline =
+        std::fs::read(root().join("testdata/golden/v2/control_flow/plain.yaml")).expect("fixture");
+    let help = run_in(&root(), &["export", "admission", "--help"], None, &[]);
+    assert!(
+        help.stdout_str()
+            .contains("stdin is read only when - is given"),
+        "{}",
+        help.stdout_str()
+    );
+    let piped = run_in(
+        &root(),
+        &["export", "admission", "-p", p],
+        Some(&pipeline),
+        &[],
+    );
+    let named = run_in(
+        &root(),
+        &["export", "admission", "-p", p, "-"],
+        Some(&pipeline),
+        &[],
+    );
+    let without = run_in(&root(), &["export", "admission", "-p", p], None, &[]);
+    assert_eq!((piped.code, named.code, without.code), (0, 0, 0));
+    assert_eq!(piped.stdout, without.stdout, "stdin was read");
+    assert_ne!(named.stdout, without.stdout, "`-` did not read stdin");
+    assert!(
+        named.stderr.contains("exact for the tasks of"),
+        "{}",
+        named.stderr
+    );
+}

@@ -310,3 +310,89 @@ fn directories_read_json_files_too() {
         "nvidia.com/gpu"
     );
 }
+
+/// Wrong inputs get one right sentence: a pipeline's Python source (by its
+/// name, or piped in) is to be compiled first; a pipeline given as the
+/// policy is said to be one; a SchedulingPolicy given as an input is named.
+#[test]
+fn wrong_inputs_are_named_for_what_they_are() {
+    let source = "from kfp import dsl\n\n@dsl.pipeline(name=\"train\")\ndef train():\n    pass\n";
+    let d = dir_with(&[
+        ("policy.yaml", POLICY),
+        ("train.py", source),
+        ("job.yaml", &job("j")),
+    ]);
+    let compile = "a Python file: compile it first, e.g. `kfp dsl compile --py train.py --output train.yaml` (or `kfp.compiler.Compiler().compile(my_pipeline, \"train.yaml\")` in the script), and give kfsched the compiled YAML";
+    for cmd in [
+        &["rewrite", "-p", "policy.yaml", "train.py"][..],
+        &["explain", "-p", "policy.yaml", "train.py"],
+        &["check", "--pools", "-p", "policy.yaml", "train.py"],
+    ] {
+        let r = run_in(d.path(), cmd, None, &[]);
+        assert_eq!(r.code, 2, "{cmd:?}: {}", r.stderr);
+        let first = r.stderr.lines().next().unwrap_or("");
+        assert_eq!(first, format!("error: train.py: {compile}"), "{cmd:?}");
+    }
+    let piped = run_in(
+        d.path(),
+        &["rewrite", "-p", "policy.yaml"],
+        Some(source.as_bytes()),
+        &[],
+    );
+    assert_eq!(piped.code, 2);
+    assert!(
+        piped.stderr.starts_with(
+            "error: <stdin>: a Python file: compile it first, e.g. `kfp dsl compile --py pipeline.py --output pipeline.yaml`"
+        ),
+        "{}",
+        piped.stderr
+    );
+
+    let as_policy = run_in(d.path(), &["diff", "-p", "job.yaml", "job.yaml"], None, &[]);
+    assert_eq!(as_policy.code, 2);
+    assert_eq!(
+        as_policy.stderr,
+        "error: job.yaml:1:1: this file is a Kubernetes workload, not a SchedulingPolicy: give it as an input file, and the policy with -p POLICY (or a .kfsched.yaml here or above)\n"
+    );
+
+    // A hook over every YAML file meets the policy itself: said, not refused.
+    let policy_in = run_in(
+        d.path(),
+        &[
+            "rewrite",
+            "--check",
+            "-p",
+            "policy.yaml",
+            "policy.yaml",
+            "job.yaml",
+        ],
+        None,
+        &[],
+    );
+    assert!(
+        policy_in.stderr.contains(
+            "policy.yaml: holds no pipeline or workload (a SchedulingPolicy, kfsched's policy and not a pipeline: pass it with -p POLICY, and the pipelines as inputs)"
+        ),
+        "{}",
+        policy_in.stderr
+    );
+    assert_eq!(policy_in.code, 1, "{}", policy_in.stderr);
+}
+
+/// A rule that selects some of the tasks running one Argo template is
+/// refused alike by every command that reads the file.
+#[test]
+fn a_shared_argo_template_is_read_alike_by_every_command() {
+    let dir = crate::support::root().join("testdata/bad/input-argo-shared-template");
+    let want = "error: policy.yaml:9:7: spec.rules[0].match: rule \"gpu-train\" selects task \"train\" but not task \"preprocess\" in input.yaml;";
+    for cmd in [
+        &["diff", "-p", "policy.yaml", "input.yaml"][..],
+        &["explain", "-p", "policy.yaml", "input.yaml"],
+        &["check", "--pools", "-p", "policy.yaml", "input.yaml"],
+        &["export", "admission", "-p", "policy.yaml", "input.yaml"],
+    ] {
+        let r = run_in(&dir, cmd, None, &[]);
+        assert_eq!(r.code, 2, "{cmd:?}: {}", r.stderr);
+        assert!(r.stderr.starts_with(want), "{cmd:?}: {}", r.stderr);
+    }
+}

@@ -12,6 +12,11 @@ use crate::diag::Diagnostic;
 /// The file name searched for upward from the current directory.
 pub const POLICY_FILE: &str = ".kfsched.yaml";
 
+/// The API version and kind a policy declares (what tells a policy from
+/// an input, when one is given for the other).
+pub const POLICY_API_VERSION: &str = "kfsched.dev/v1alpha1";
+pub const POLICY_KIND: &str = "SchedulingPolicy";
+
 /// The extensions a directory is searched for, as kubectl's `-f DIR`.
 pub const EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
 

@@ -476,6 +476,7 @@ impl Run<'_, '_> {
                 reports: r,
                 errors,
                 warnings,
+                ..
             } = planner.plan(&docs[i..=i], &[Some(item)], editor);
             reports.extend(r);
             for e in errors {

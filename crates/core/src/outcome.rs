@@ -72,6 +72,11 @@ pub struct FileOutcome {
     /// shared KFP v2 executor...), kept beside the reports only with
     /// [`Options::report_errors`]; otherwise such a file is an `Err`.
     pub errors: Vec<Diagnostic>,
+    /// Of [`FileOutcome::errors`], those of a rule that selects some of the
+    /// tasks or steps running one Argo template and not the others: the
+    /// file cannot say which of their pods the rule means, for admission
+    /// either.
+    pub ambiguous: Vec<Diagnostic>,
 }
 
 impl FileOutcome {

@@ -29,6 +29,9 @@ pub(crate) struct Planned {
     pub reports: Vec<DocReport>,
     pub errors: Vec<Diagnostic>,
     pub warnings: Vec<Diagnostic>,
+    /// Of `errors`, those of a rule that selects some of the callers of a
+    /// shared Argo template (see [`shared_templates`]).
+    pub ambiguous: Vec<Diagnostic>,
 }
 
 /// The file being planned and what it is planned against.
@@ -167,6 +170,9 @@ fn plan_docs(
         if let Doc::KfpV2(p) = doc {
             shared_executors(ctx, p, doc.components(), &verdicts, out);
         }
+        if let Doc::Argo(w) = doc {
+            shared_templates(ctx, w, out);
+        }
         let changed: Vec<bool> = report.components.iter().map(|c| c.changed).collect();
         out.reports.push(report);
         // Once an error is found nothing is written; later documents are
@@ -272,14 +278,11 @@ fn plan_list(
     editor: &mut Editor,
     out: &mut Planned,
 ) -> DocReport {
-    let mut inner = Planned {
-        reports: Vec::new(),
-        errors: Vec::new(),
-        warnings: Vec::new(),
-    };
+    let mut inner = Planned::default();
     plan_docs(ctx, &l.items, &l.roots, editor, &mut inner);
     out.errors.extend(inner.errors);
     out.warnings.extend(inner.warnings);
+    out.ambiguous.extend(inner.ambiguous);
     let mut report = DocReport {
         index,
         format: doc.format_name(),
@@ -543,6 +546,73 @@ fn shared_executors(
                     rule.name, comps[*sel[0]].label, comps[other].label, ctx.file
                 ),
             ));
+        }
+    }
+}
+
+/// Argo: a rule must select all or none of the tasks and steps that run
+/// one template, since its scheduling is the template's. Each call is
+/// judged by the template's own names and that call's name and path.
+fn shared_templates(ctx: &Ctx, w: &format::argo::Workflow, out: &mut Planned) {
+    for shared in &w.shared {
+        let comp = &w.components[shared.component];
+        let names: Vec<Vec<String>> = (0..shared.calls.len()).map(|i| shared.names(i)).collect();
+        for rule in &ctx.policy.rules {
+            let selected: Vec<bool> = names
+                .iter()
+                .map(|n| {
+                    rule.judge(&crate::matching::Subject {
+                        names: n,
+                        ..comp.subject()
+                    })
+                    .selected()
+                })
+                .collect();
+            if selected.iter().all(|&s| s) || !selected.iter().any(|&s| s) {
+                continue;
+            }
+            let calls = |pick: bool| -> String {
+                let picked: Vec<String> = shared
+                    .calls
+                    .iter()
+                    .zip(&selected)
+                    .filter(|(_, s)| **s == pick)
+                    .map(|(c, _)| match c.path == c.name {
+                        true => format!("{} {:?}", c.role, c.name),
+                        false => format!("{} {:?} ({})", c.role, c.name, c.path),
+                    })
+                    .collect();
+                match picked.as_slice() {
+                    [one] => one.clone(),
+                    [first, rest @ ..] if rest.len() <= 2 => {
+                        format!("{first} and {}", rest.join(" and "))
+                    }
+                    [first, second, rest @ ..] => {
+                        format!("{first}, {second} and {} more", rest.len())
+                    }
+                    [] => String::new(),
+                }
+            };
+            let (what, how) = match shared.common.first() {
+                Some(t) => (
+                    format!("template {t:?}"),
+                    format!("match the template's name {t:?}, or name every caller"),
+                ),
+                None => (comp.label.clone(), "name every caller".to_string()),
+            };
+            let d = ctx.policy.rule_diag(
+                rule,
+                "match",
+                format!(
+                    "rule {:?} selects {} but not {} in {}; they all run {what}, whose scheduling they share: select all of its callers or none ({how}), or give the selected ones a template of their own",
+                    rule.name,
+                    calls(true),
+                    calls(false),
+                    ctx.file
+                ),
+            );
+            out.ambiguous.push(d.clone());
+            out.errors.push(d);
         }
     }
 }

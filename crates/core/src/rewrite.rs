@@ -51,6 +51,9 @@ pub(crate) fn process_with(
     policy: &Policy,
     opts: &Options,
 ) -> Result<FileOutcome, Vec<Diagnostic>> {
+    if let Some(d) = python_input(file, None) {
+        return Err(vec![d]);
+    }
     let text = decode_utf8(file, bytes).map_err(|d| vec![d])?;
     if is_blank(text) {
         return Ok(FileOutcome {
@@ -59,6 +62,7 @@ pub(crate) fn process_with(
             docs: vec![DocReport::skipped_file("empty file")],
             warnings: vec![],
             errors: vec![],
+            ambiguous: vec![],
         });
     }
     let file = File {
@@ -73,6 +77,35 @@ pub(crate) fn process_with(
     }
     file.process(None)
         .expect("the full parse always gives a result")
+}
+
+/// A Python file given as a pipeline: named `.py`, or (with `text`, which
+/// did not parse as YAML) a KFP pipeline's source.
+pub(crate) fn python_input(file: &str, unparsed: Option<&str>) -> Option<Diagnostic> {
+    (file.ends_with(".py") || unparsed.is_some_and(looks_like_kfp_python))
+        .then(|| Diagnostic::file(file, python_file(file)))
+}
+
+/// What to do with a Python file given as a pipeline.
+fn python_file(file: &str) -> String {
+    let stem = match std::path::Path::new(file).file_stem() {
+        Some(s) if file != "<stdin>" => s.to_string_lossy(),
+        _ => "pipeline".into(),
+    };
+    format!(
+        "a Python file: compile it first, e.g. `kfp dsl compile --py {stem}.py --output {stem}.yaml` (or `kfp.compiler.Compiler().compile(my_pipeline, \"{stem}.yaml\")` in the script), and give kfsched the compiled YAML"
+    )
+}
+
+/// Whether text that is not YAML is a KFP pipeline's Python source: a line
+/// of its own that imports kfp or declares a pipeline.
+fn looks_like_kfp_python(text: &str) -> bool {
+    text.lines().take(500).any(|l| {
+        l.starts_with("from kfp")
+            || l.starts_with("import kfp")
+            || l.starts_with("@dsl.pipeline")
+            || l.starts_with("@kfp.dsl.pipeline")
+    })
 }
 
 /// One file being processed.
@@ -133,6 +166,7 @@ impl File<'_> {
             reports,
             errors,
             warnings,
+            ambiguous,
         } = Planner::new(tree, self.policy, self.name, self.opts).plan(docs, &roots, &mut editor);
         if !errors.is_empty() {
             if self.opts.report_errors {
@@ -142,6 +176,7 @@ impl File<'_> {
                     docs: reports,
                     warnings,
                     errors,
+                    ambiguous,
                 });
             }
             return Err(errors);
@@ -153,6 +188,7 @@ impl File<'_> {
             docs: reports,
             warnings,
             errors: vec![],
+            ambiguous: vec![],
         })
     }
 
@@ -160,6 +196,9 @@ impl File<'_> {
     /// a warning (a hook over every `*.yaml` meets them), anything else is
     /// an error.
     fn unparsed(&self, e: kfsched_yaml::SyntaxError) -> Result<FileOutcome, Vec<Diagnostic>> {
+        if let Some(d) = python_input(self.name, Some(self.text)) {
+            return Err(vec![d]);
+        }
         let Some(at) = helm::template_action(self.text) else {
             return Err(vec![Diagnostic {
                 file: self.name.to_string(),
@@ -194,6 +233,7 @@ impl File<'_> {
                 ),
             }],
             errors: vec![],
+            ambiguous: vec![],
         })
     }
 

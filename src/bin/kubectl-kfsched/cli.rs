@@ -148,7 +148,7 @@ Exit codes: 0 written, 2 bad usage, invalid input, or a rule admission cannot ex
 #[derive(Args, Debug)]
 pub struct ExportAdmissionArgs {
     #[command(flatten)]
-    pub inputs: Inputs,
+    pub inputs: PipelineFiles,
     #[command(flatten)]
     pub policy: PolicyFlag,
     /// Output format
@@ -198,6 +198,24 @@ pub struct Inputs {
 }
 
 impl Inputs {
+    pub fn all(&self) -> Vec<PathBuf> {
+        self.paths.iter().chain(&self.filenames).cloned().collect()
+    }
+}
+
+/// `export admission`'s optional pipeline files: unlike [`Inputs`], none
+/// given means none, and stdin is read only when named.
+#[derive(Args, Debug)]
+pub struct PipelineFiles {
+    /// Pipeline files or directories whose tasks make the rules exact, or - for stdin [default: none; stdin is read only when - is given]
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// A pipeline file, directory or - for stdin, as kubectl's -f (repeatable)
+    #[arg(short = 'f', long = "filename", value_name = "PATH")]
+    pub filenames: Vec<PathBuf>,
+}
+
+impl PipelineFiles {
     pub fn all(&self) -> Vec<PathBuf> {
         self.paths.iter().chain(&self.filenames).cloned().collect()
     }

@@ -224,13 +224,6 @@ pub fn export(
                 ));
             }
         }
-        if rule.name.contains([',', ';', ':']) {
-            errors.push(policy.rule_diag(
-                rule,
-                "name",
-                format!("rule {:?}: admission lists rule names in the {ADMITTED_ANNOTATION} annotation, separated by `,`, `;` and `:`; rename the rule without them", rule.name),
-            ));
-        }
         match report(rule, resolution.as_ref()) {
             Ok(r) => {
                 reports.push(r);
@@ -408,7 +401,12 @@ fn resolve(policy: &Policy, inputs: &[Input]) -> Result<Option<pods::Resolution>
     let mut errors = Vec::new();
     for r in process_all(inputs, policy, &opts) {
         match r {
-            Ok(o) => outcomes.push(o),
+            // A rule that selects some callers of a shared Argo template is
+            // as ambiguous for admission as for rewrite.
+            Ok(o) => {
+                errors.extend(o.ambiguous.iter().cloned());
+                outcomes.push(o);
+            }
             Err(d) => errors.extend(d),
         }
     }

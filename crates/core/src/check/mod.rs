@@ -541,6 +541,9 @@ fn missing_labels(pod: &Pod, list: &[Node], what: &str) -> Vec<String> {
 /// Reads one file (rewritten first under `policy`, when given) into its
 /// components and their pods.
 fn components_of(file: &str, bytes: &[u8], policy: Option<&Policy>) -> FileResult {
+    if let Some(d) = rewrite::python_input(file, None) {
+        return Err(vec![d]);
+    }
     let original = decode_utf8(file, bytes).map_err(|d| vec![d])?;
     let bare = |docs| FileOutcome {
         file: file.to_string(),
@@ -548,6 +551,7 @@ fn components_of(file: &str, bytes: &[u8], policy: Option<&Policy>) -> FileResul
         docs,
         warnings: Vec::new(),
         errors: Vec::new(),
+        ambiguous: Vec::new(),
     };
     if is_blank(original) {
         return Ok((
@@ -586,7 +590,7 @@ fn components_of(file: &str, bytes: &[u8], policy: Option<&Policy>) -> FileResul
             Err(orig) => Err(orig),
             Ok(_) => Err(e),
         },
-        Err(e) => Err(e),
+        Err(e) => Err(rewrite::python_input(file, Some(original)).map_or(e, |d| vec![d])),
     }
 }
 

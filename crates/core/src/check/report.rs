@@ -356,6 +356,7 @@ fn component_json(c: &ComponentCheck, nodes: &Nodes, with_nodes: bool) -> Json {
         "kind": c.kind,
         "pipelines": c.pipelines,
         "names": c.names,
+        "ok": c.ok(),
         "nodes": if with_nodes { json!(names(&v.fits)) } else { Json::Null },
         "preferred": names(&v.preferred),
         "preferredScore": v.preferred_score,

@@ -77,6 +77,40 @@ pub struct Workflow {
     pub owner: Option<(String, NodeId)>,
     /// Its number in a `v1 List` (from 1), for messages.
     pub item: Option<usize>,
+    /// The components that more than one task or step runs: one template
+    /// makes all their pods, so a rule must select all of them or none.
+    pub shared: Vec<Shared>,
+}
+
+/// A template that several tasks or steps run (see [`Workflow::shared`]).
+#[derive(Clone, Debug)]
+pub struct Shared {
+    /// The component's index in [`Workflow::components`].
+    pub component: usize,
+    /// The template's own names (its name, KFP's display and component
+    /// names), which every caller's pods answer to.
+    pub common: Vec<String>,
+    /// Each call: its task or step name and its path from the entrypoint.
+    pub calls: Vec<Call>,
+}
+
+/// One task or step that runs a template, by one path from the entrypoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// `task` (in a DAG) or `step`.
+    pub role: &'static str,
+    pub name: String,
+    pub path: String,
+}
+
+impl Shared {
+    /// The names the pods of call `i` answer to: the template's own and the call's.
+    pub fn names(&self, i: usize) -> Vec<String> {
+        let mut names = self.common.clone();
+        push_unique(&mut names, &self.calls[i].name);
+        push_unique(&mut names, &self.calls[i].path);
+        names
+    }
 }
 
 /// Who calls the templates, by which names and paths from the entrypoint.
@@ -86,6 +120,10 @@ struct Calls {
     called: HashMap<String, Vec<String>>,
     /// Inline template → the paths of the tasks and steps holding it.
     inline_paths: HashMap<NodeId, Vec<String>>,
+    /// Template name → each call of it (one per path from the entrypoint).
+    invocations: HashMap<String, Vec<Call>>,
+    /// Inline template → each path to the task or step holding it.
+    inline_invocations: HashMap<NodeId, Vec<Call>>,
 }
 
 impl Workflow {
@@ -127,6 +165,7 @@ impl Workflow {
             refusal: None,
             owner: super::object::controller(tree, root),
             item: None,
+            shared: Vec::new(),
         };
         let Some(spec) = spec.filter(|&s| tree.kind(s) == Kind::Map) else {
             return Ok(w);
@@ -144,6 +183,9 @@ impl Workflow {
             .items(templates)
             .filter(|&t| tree.kind(t) == Kind::Map)
             .collect();
+        if let Some(at) = kfp_backend_workflow(tree, spec, &list) {
+            return Err((at, KFP_BACKEND_REFUSAL.to_string()));
+        }
         if w.refusal.is_none() {
             w.refusal = list.iter().find_map(|&t| template_refusal(tree, t));
         }
@@ -169,11 +211,13 @@ impl Workflow {
             for n in calls.called.get(&tname).into_iter().flatten() {
                 push_unique(&mut names, n);
             }
+            let mut common = vec![tname.clone()];
             if let Some(ann) =
                 field(tree, t, "metadata").and_then(|m| field(tree, m, "annotations"))
             {
                 if let Some(d) = field_str(tree, ann, "pipelines.kubeflow.org/task_display_name") {
                     push_unique(&mut names, d);
+                    push_unique(&mut common, d);
                 }
                 // Read without keeping the decoded text: it is kilobytes.
                 if let Some(spec) = field(tree, ann, "pipelines.kubeflow.org/component_spec")
@@ -193,8 +237,16 @@ impl Workflow {
                     };
                     if let Some(n) = name {
                         push_unique(&mut names, &n);
+                        push_unique(&mut common, &n);
                     }
                 }
+            }
+            if let Some(each) = calls.invocations.get(&tname).filter(|c| c.len() > 1) {
+                self.shared.push(Shared {
+                    component: self.components.len(),
+                    common,
+                    calls: each.clone(),
+                });
             }
             self.components.push(Component {
                 kind: self.kind.clone(),
@@ -246,8 +298,21 @@ impl Workflow {
                 for p in calls.inline_paths.get(&inline).into_iter().flatten() {
                     push_unique(&mut names, p);
                 }
+                let mut common = Vec::new();
                 if let Some(n) = field_str(tree, inline, "name") {
                     push_unique(&mut names, n);
+                    common.push(n.to_string());
+                }
+                if let Some(each) = calls
+                    .inline_invocations
+                    .get(&inline)
+                    .filter(|c| c.len() > 1)
+                {
+                    self.shared.push(Shared {
+                        component: self.components.len(),
+                        common,
+                        calls: each.clone(),
+                    });
                 }
                 self.components.push(Component {
                     kind: self.kind.clone(),
@@ -404,6 +469,37 @@ impl Workflow {
     }
 }
 
+/// The templates through which KFP's backend runs every task of a KFP v2
+/// pipeline (`backend/src/v2/compiler/argocompiler`): a driver template per
+/// task type, and one executor template all container tasks share.
+const KFP_BACKEND_TEMPLATES: &[&str] = &[
+    "system-container-driver",
+    "system-dag-driver",
+    "system-container-impl",
+    "system-container-executor",
+];
+
+/// Why a Workflow that KFP's backend compiled is not rewritten.
+pub const KFP_BACKEND_REFUSAL: &str = "this Workflow was compiled by KFP's backend from a KFP v2 pipeline: all its tasks run the shared `system-*` driver and executor templates, and each task's scheduling is the `kubernetes-config` argument KFP's driver reads, so kfsched does not edit it; put the policy on the pipeline's IR YAML or its PipelineVersion (what the KFP SDK compiles) and let KFP compile that, or apply it to the running pods with `kubectl kfsched export admission`";
+
+/// The name of the first of KFP's backend templates in a workflow
+/// (see [`KFP_BACKEND_TEMPLATES`]), or its `podMetadata` label
+/// `pipelines.kubeflow.org/v2_component`: a Workflow that KFP's backend
+/// compiled from a KFP v2 pipeline, or one read back from a KFP cluster.
+fn kfp_backend_workflow(tree: &Tree, spec: NodeId, list: &[NodeId]) -> Option<NodeId> {
+    let named = list.iter().find_map(|&t| {
+        let n = field(tree, t, "name")?;
+        KFP_BACKEND_TEMPLATES
+            .contains(&tree.str_value(n)?)
+            .then_some(n)
+    });
+    named.or_else(|| {
+        let labels = field(tree, spec, "podMetadata").and_then(|m| field(tree, m, "labels"))?;
+        let v = field(tree, labels, "pipelines.kubeflow.org/v2_component")?;
+        (tree.str_value(v) == Some("true")).then_some(v)
+    })
+}
+
 /// Scheduling on `spec.templateDefaults`: Argo merges it into every
 /// template differently across versions.
 fn template_defaults_refusal(tree: &Tree, spec: NodeId) -> Option<(NodeId, String)> {
@@ -473,15 +569,24 @@ impl Calls {
             let Some(&t) = by_name.get(tname.as_str()) else {
                 continue;
             };
+            let role = if field(tree, t, "dag").is_some() {
+                "task"
+            } else {
+                "step"
+            };
             let mut next = Vec::new();
             for call in calls_of(tree, t) {
                 if let (Some(cname), Some(inline)) =
                     (field_str(tree, call, "name"), field(tree, call, "inline"))
                 {
-                    push_unique(
-                        calls.inline_paths.entry(inline).or_default(),
-                        &format!("{prefix}{cname}"),
+                    let path = format!("{prefix}{cname}");
+                    push_call(
+                        calls.inline_invocations.entry(inline).or_default(),
+                        role,
+                        cname,
+                        &path,
                     );
+                    push_unique(calls.inline_paths.entry(inline).or_default(), &path);
                 }
                 let (Some(cname), Some(target)) = (
                     field_str(tree, call, "name"),
@@ -490,6 +595,12 @@ impl Calls {
                     continue;
                 };
                 let path = format!("{prefix}{cname}");
+                push_call(
+                    calls.invocations.entry(target.to_string()).or_default(),
+                    role,
+                    cname,
+                    &path,
+                );
                 let names = calls.called.entry(target.to_string()).or_default();
                 push_unique(names, cname);
                 push_unique(names, &path);
@@ -502,6 +613,17 @@ impl Calls {
             stack.extend(next.into_iter().rev());
         }
         calls
+    }
+}
+
+/// Adds a call unless the same call by the same path is there.
+fn push_call(calls: &mut Vec<Call>, role: &'static str, name: &str, path: &str) {
+    if !calls.iter().any(|c| c.name == name && c.path == path) {
+        calls.push(Call {
+            role,
+            name: name.to_string(),
+            path: path.to_string(),
+        });
     }
 }
 
@@ -552,4 +674,52 @@ fn images_of(tree: &Tree, t: NodeId) -> Vec<String> {
         }
     }
     images
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Workflow, String> {
+        let tree = Tree::parse(text).expect("yaml");
+        let root = tree.documents[0].root.expect("root");
+        Workflow::parse(&tree, 0, root, "Workflow").map_err(|(_, m)| m)
+    }
+
+    /// A template reached through a DAG that two tasks call runs once per
+    /// path: each is a call of its own, by the same task name.
+    #[test]
+    fn a_template_under_a_dag_called_twice_has_a_call_per_path() {
+        let w = parse(
+            "spec:\n  entrypoint: main\n  templates:\n  - name: main\n    dag:\n      tasks:\n      - {name: a, template: sub}\n      - {name: b, template: sub}\n      - {name: solo, template: once}\n  - name: sub\n    dag:\n      tasks:\n      - {name: fit, template: worker}\n  - name: worker\n    container: {image: x}\n  - name: once\n    container: {image: y}\n",
+        )
+        .expect("parsed");
+        assert_eq!(w.components.len(), 2);
+        let [shared] = w.shared.as_slice() else {
+            panic!("{:?}", w.shared)
+        };
+        assert_eq!(w.components[shared.component].names[0], "worker");
+        assert_eq!(shared.common, ["worker"]);
+        let paths: Vec<&str> = shared.calls.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["a/fit", "b/fit"]);
+        assert_eq!(shared.names(1), ["worker", "fit", "b/fit"]);
+    }
+
+    /// KFP's backend-compiled KFP v2 Workflow is refused whole, by its
+    /// driver template or, without one, by its pods' v2 label.
+    #[test]
+    fn a_kfp_backend_workflow_is_refused() {
+        let by_template = parse(
+            "spec:\n  entrypoint: e\n  templates:\n  - name: system-dag-driver\n    container: {image: d}\n",
+        );
+        assert_eq!(by_template.err().as_deref(), Some(KFP_BACKEND_REFUSAL));
+        let by_label = parse(
+            "spec:\n  podMetadata:\n    labels: {pipelines.kubeflow.org/v2_component: \"true\"}\n  templates:\n  - name: t\n    container: {image: d}\n",
+        );
+        assert_eq!(by_label.err().as_deref(), Some(KFP_BACKEND_REFUSAL));
+        let plain = parse(
+            "spec:\n  podMetadata:\n    labels: {pipelines.kubeflow.org/v2_component: \"false\"}\n  templates:\n  - name: system-like\n    container: {image: d}\n",
+        );
+        assert!(plain.is_ok());
+    }
 }

@@ -377,6 +377,12 @@ pub(crate) fn detect_roots_from(
                 continue;
             }
         }
+        if api == crate::discover::POLICY_API_VERSION && kind == crate::discover::POLICY_KIND {
+            docs.push(Doc::Other(
+                "a SchedulingPolicy, kfsched's policy and not a pipeline: pass it with -p POLICY, and the pipelines as inputs".into(),
+            ));
+            continue;
+        }
         let what = match (api.is_empty(), kind.is_empty()) {
             (_, true) => "no apiVersion/kind".to_string(),
             (true, false) => kind.to_string(),

@@ -35,8 +35,7 @@ use kfsched_yaml::tree::{Kind, Tree};
 use schema::{Locations, Reader};
 
 /// The API version and kind a policy must declare.
-pub const API_VERSION: &str = "kfsched.dev/v1alpha1";
-pub const KIND: &str = "SchedulingPolicy";
+pub use crate::discover::{POLICY_API_VERSION as API_VERSION, POLICY_KIND as KIND};
 
 /// A validated SchedulingPolicy.
 #[derive(Clone, Debug)]
@@ -227,6 +226,17 @@ impl Policy {
                 message: format!("invalid YAML: {}", e.message),
             }])
         })?;
+        if let Some(what) = input_kind(&tree) {
+            return Err(PolicyErrors(vec![Diagnostic {
+                file: file.to_string(),
+                line: 1,
+                col: 1,
+                path: String::new(),
+                message: format!(
+                    "this file is {what}, not a SchedulingPolicy: give it as an input file, and the policy with -p POLICY (or a .kfsched.yaml here or above)"
+                ),
+            }]));
+        }
         // A document that is only `---` holds nothing either.
         let docs: Vec<_> = tree
             .documents
@@ -324,6 +334,38 @@ impl Policy {
 
     pub fn pool(&self, name: &str) -> Option<&NodePool> {
         self.pools.iter().find(|p| p.name == name)
+    }
+}
+
+/// What a file given as the policy is when it is an input kfsched rewrites
+/// (a pipeline, a workflow or a workload) rather than a policy.
+fn input_kind(tree: &Tree) -> Option<&'static str> {
+    use crate::format::{Doc, argo};
+    let first = tree
+        .documents
+        .iter()
+        .find_map(|d| d.root.filter(|&r| !tree.is_null(r)))?;
+    let kind = tree
+        .get_value(first, "kind")
+        .and_then(|v| tree.str_value(v));
+    if tree.kind(first) != Kind::Map || kind == Some(KIND) {
+        return None;
+    }
+    let what = |d: &Doc| match d {
+        Doc::KfpV2(p) if p.manifest.is_some() => Some("a KFP v2 pipeline (a PipelineVersion)"),
+        Doc::KfpV2(_) => Some("a KFP v2 pipeline (IR YAML)"),
+        Doc::Argo(w) if w.kfp_v1 => Some("a KFP v1 pipeline (an Argo Workflow)"),
+        Doc::Argo(_) => Some("an Argo workflow"),
+        Doc::Workload(_) => Some("a Kubernetes workload"),
+        Doc::List(_) => Some("a List of workflows or workloads"),
+        _ => None,
+    };
+    match crate::format::detect(tree) {
+        Ok(docs) => docs.iter().find_map(what),
+        Err((_, m)) if m == argo::KFP_BACKEND_REFUSAL => {
+            Some("a KFP v2 pipeline (a Workflow compiled by KFP's backend)")
+        }
+        Err(_) => None,
     }
 }
 

@@ -420,6 +420,9 @@ impl Validator {
                 "Required value: a rule needs a name",
             );
         }
+        if let Some(m) = rule_name_problem(&name) {
+            self.err(&format!("{path}.name"), m);
+        }
         let matcher = self.selector(get(r, "match"), &format!("{path}.match"));
         let exclude = self.selector(get(r, "exclude"), &format!("{path}.exclude"));
         let strategy = match get(r, "strategy").and_then(Json::as_str) {
@@ -624,4 +627,16 @@ fn pool_name_ok(rule: &Rule, pools: &[NodePool]) -> bool {
     rule.pool
         .as_ref()
         .is_none_or(|p| pools.iter().any(|x| &x.name == p))
+}
+
+/// Why a rule cannot have this name: admission lists the names of the
+/// rules that selected a pod in one annotation, separated by `,`, `;` and
+/// `:` (see `admission::ADMITTED_ANNOTATION`), so a rule's name holds none
+/// of them, for every command alike: `validate` refuses what the export would.
+fn rule_name_problem(name: &str) -> Option<String> {
+    name.contains([',', ';', ':']).then(|| {
+        format!(
+            "rule {name:?}: admission lists rule names in the kfsched.dev/admitted annotation, separated by `,`, `;` and `:`; rename the rule without them"
+        )
+    })
 }
