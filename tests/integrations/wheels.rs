@@ -483,3 +483,82 @@ fn the_aarch64_wheel_installs_for_its_platform_and_runs_under_qemu() {
         failures.join("\n\n")
     );
 }
+
+/// What pip builds from the sdist (`pip install kfsched` where no wheel
+/// fits, `pip install .`, a hook repository built from source) is the
+/// stripped `dist` build the wheels ship, not cargo's `release` profile
+/// with its line tables (an 80 MB binary).
+#[test]
+#[ignore = "needs maturin from scripts/release.sh --setup --wheel; builds kfsched from source (minutes)"]
+fn the_source_build_pip_runs_is_stripped_like_the_wheels() {
+    let maturin = release_tool("zig-venv/bin/maturin");
+    let python = maturin.with_file_name("python");
+    let scratch = tempfile::tempdir().expect("tempdir");
+    run(
+        std::process::Command::new(&maturin)
+            .arg("sdist")
+            .arg("--out")
+            .arg(scratch.path())
+            .current_dir(root()),
+        None,
+    )
+    .ok();
+    let sdist = scratch
+        .path()
+        .join(format!("kfsched-{}.tar.gz", python_version()));
+    assert!(sdist.is_file(), "{} was not written", sdist.display());
+    // pip's PEP 517 build of the sdist, as `pip install` runs it, with the
+    // release tools' maturin rather than one from an index.
+    let wheels = scratch.path().join("wheels");
+    run(
+        std::process::Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "wheel",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--no-build-isolation",
+                "--no-index",
+                "-w",
+            ])
+            .arg(&wheels)
+            .arg(&sdist)
+            .env("CARGO_TARGET_DIR", root().join("target/sdist-build")),
+        None,
+    )
+    .ok();
+    let wheel = std::fs::read_dir(&wheels)
+        .expect("wheels")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .expect("pip built no wheel");
+    let data = format!("kfsched-{}.data/scripts", python_version());
+    let unpacked = scratch.path().join("unpacked");
+    run(
+        plain("unzip")
+            .arg("-q")
+            .arg(&wheel)
+            .arg(format!("{data}/*"))
+            .arg("-d")
+            .arg(&unpacked),
+        None,
+    )
+    .ok();
+    for b in ["kubectl-kfsched", "kubectl_complete-kfsched", "kfsched"] {
+        let bin = unpacked.join(&data).join(b);
+        let (_, _, _, debug) = elf(&bin);
+        assert_eq!(
+            debug,
+            Vec::<String>::new(),
+            "{b} built from the sdist keeps debug info or symbols"
+        );
+        let size = std::fs::metadata(&bin).expect("binary").len();
+        assert!(
+            size < 25_000_000,
+            "{b} built from the sdist is {size} bytes"
+        );
+    }
+}
