@@ -35,6 +35,11 @@ use crate::rewrite::process_all;
 /// node (the pools it joined).
 pub const ADMITTED_ANNOTATION: &str = "kfsched.dev/admitted";
 
+/// The annotation in which `node apply` records what it added to a node,
+/// and which the node policy writes for a node it adds a pool's labels and
+/// taints to as it registers (see `kfsched_cluster::pools`).
+pub const MANAGED_ANNOTATION: &str = "kfsched.dev/managed";
+
 /// How the export is written.
 #[derive(Clone, Debug)]
 pub struct Options {
