@@ -5,7 +5,7 @@ use std::io::Write;
 
 use kfsched::admission::{self, Exactness, FailurePolicy};
 
-use crate::cli::{ExportAdmissionArgs, ExportOutput, FailurePolicyArg};
+use crate::cli::{ApiVersionArg, ExportAdmissionArgs, ExportOutput, FailurePolicyArg};
 use crate::exit::Exit;
 use crate::offline::{load_policy, print_diags, read_inputs};
 use crate::report::{self, Category, Level};
@@ -35,6 +35,10 @@ pub fn admission(a: ExportAdmissionArgs) -> R {
         },
         namespace_selector: a.namespace_selector,
         skip_rules: a.skip_rules,
+        api_version: match a.api_version {
+            ApiVersionArg::V1 => admission::ApiVersion::V1,
+            ApiVersionArg::V1beta1 => admission::ApiVersion::V1beta1,
+        },
     };
     let export = match admission::export(&policy, &inputs, &opts) {
         Ok(x) => x,

@@ -51,6 +51,29 @@ pub struct Options {
     pub namespace_selector: Option<String>,
     /// Rules left out by name.
     pub skip_rules: Vec<String>,
+    /// The API version the objects are written in.
+    pub api_version: ApiVersion,
+}
+
+/// Which `admissionregistration.k8s.io` version the objects are written in:
+/// the spec, mutation and binding fields are the same in both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ApiVersion {
+    /// GA: served by Kubernetes 1.36 and later.
+    #[default]
+    V1,
+    /// Served by 1.34 and 1.35 with the `MutatingAdmissionPolicy` feature
+    /// gate and `--runtime-config=admissionregistration.k8s.io/v1beta1=true`.
+    V1beta1,
+}
+
+impl ApiVersion {
+    pub fn group_version(self) -> &'static str {
+        match self {
+            ApiVersion::V1 => "admissionregistration.k8s.io/v1",
+            ApiVersion::V1beta1 => "admissionregistration.k8s.io/v1beta1",
+        }
+    }
 }
 
 impl Default for Options {
@@ -60,6 +83,7 @@ impl Default for Options {
             failure_policy: FailurePolicy::Fail,
             namespace_selector: None,
             skip_rules: Vec::new(),
+            api_version: ApiVersion::V1,
         }
     }
 }
@@ -307,6 +331,9 @@ pub fn export(
     if !node_pools.is_empty() {
         objects.push(nodes::policy(&node_name, &policy.name, &node_pools, fp));
         objects.push(binding(&node_name, None));
+    }
+    for o in &mut objects {
+        o["apiVersion"] = json!(opts.api_version.group_version());
     }
     Ok(Export {
         objects,
