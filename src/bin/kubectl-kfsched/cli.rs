@@ -173,6 +173,10 @@ pub struct ExportAdmissionArgs {
     /// Leave this rule out of the export (repeatable)
     #[arg(long = "skip-rule", value_name = "RULE")]
     pub skip_rules: Vec<String>,
+    #[command(flatten)]
+    pub strict: StrictFlag,
+    #[command(flatten)]
+    pub verbose: VerboseFlag,
     /// The admissionregistration.k8s.io version to write: v1 (Kubernetes 1.36 and later) or v1beta1 (1.34 and 1.35, where the API server serves it with the MutatingAdmissionPolicy feature gate and --runtime-config=admissionregistration.k8s.io/v1beta1=true)
     #[arg(long = "api-version", value_enum, default_value_t = ApiVersionArg::V1)]
     pub api_version: ApiVersionArg,

@@ -122,6 +122,8 @@ pub struct RuleReport {
     pub exactness: Exactness,
     /// Pipelines of the given files whose pods it selects exactly.
     pub exact_pipelines: Vec<String>,
+    /// How many tasks of those pipelines it selects.
+    pub exact_tasks: usize,
 }
 
 /// What the export says about one node pool.
@@ -141,6 +143,9 @@ pub struct Export {
     pub rules: Vec<RuleReport>,
     pub skipped_rules: Vec<String>,
     pub pools: Vec<PoolReport>,
+    /// What the pipeline files given to the export hold, as `rewrite`
+    /// reads them (for the rules that select nothing in them).
+    pub outcomes: Vec<FileOutcome>,
 }
 
 /// Pod families a rule's kinds can reach, and the kinds admission cannot see.
@@ -229,7 +234,7 @@ pub fn export(
         Some(Ok(s)) => Some(s),
         None => None,
     };
-    let resolution = resolve(policy, inputs).map_err(|mut d| {
+    let (resolution, outcomes) = resolve(policy, inputs).map_err(|mut d| {
         d.append(&mut errors);
         d
     })?;
@@ -340,6 +345,7 @@ pub fn export(
         rules: reports,
         skipped_rules: skipped,
         pools,
+        outcomes,
     })
 }
 
@@ -419,10 +425,14 @@ fn binding(name: &str, namespaces: Option<&LabelSelector>) -> Json {
     })
 }
 
-/// The KFP v2 components of the pipeline files, and which each rule selects.
-fn resolve(policy: &Policy, inputs: &[Input]) -> Result<Option<pods::Resolution>, Vec<Diagnostic>> {
+/// The KFP v2 components of the pipeline files, and which each rule
+/// selects; and what `rewrite` found in the files.
+fn resolve(
+    policy: &Policy,
+    inputs: &[Input],
+) -> Result<(Option<pods::Resolution>, Vec<FileOutcome>), Vec<Diagnostic>> {
     if inputs.is_empty() {
-        return Ok(None);
+        return Ok((None, Vec::new()));
     }
     let opts = RewriteOptions {
         details: true,
@@ -483,7 +493,7 @@ fn resolve(policy: &Policy, inputs: &[Input]) -> Result<Option<pods::Resolution>
             }
         }
     }
-    Ok(Some(res))
+    Ok((Some(res), outcomes))
 }
 
 /// What the rule reaches at admission and how exactly, or why it cannot
@@ -523,6 +533,9 @@ fn report(rule: &Rule, resolution: Option<&pods::Resolution>) -> Result<RuleRepo
             p
         })
         .unwrap_or_default();
+    let exact_tasks = resolution
+        .filter(|_| !v2_roles.is_empty())
+        .map_or(0, |res| res.selected[rule.index].len());
     if reaches.is_empty() {
         let why = if !r.invisible.is_empty() {
             format!(
@@ -575,5 +588,6 @@ fn report(rule: &Rule, resolution: Option<&pods::Resolution>) -> Result<RuleRepo
         reaches,
         exactness,
         exact_pipelines,
+        exact_tasks,
     })
 }
