@@ -478,7 +478,12 @@ fn the_export_checks_the_api_servers_limits_before_writing() {
         "{line}"
     );
     assert!(line.contains("--skip-rule huge"), "{line}");
-    assert_eq!(r.stderr.matches("cannot be exported").count(), 1, "{}", r.stderr);
+    assert_eq!(
+        r.stderr.matches("cannot be exported").count(),
+        1,
+        "{}",
+        r.stderr
+    );
 
     // Twenty rules each within the limit, together over what etcd stores.
     let rules: String = (0..20).map(|i| rule(&format!("r{i}"), 30_000)).collect();

@@ -31,9 +31,7 @@ use crate::outcome::{FileOutcome, Input, Options as RewriteOptions};
 use crate::policy::{Policy, Rule};
 use crate::rewrite::process_all;
 
-/// The annotation admission sets on a pod (the rules that selected it) or a
-/// node (the pools it joined).
-pub const ADMITTED_ANNOTATION: &str = "kfsched.dev/admitted";
+pub use crate::format::pipeline_pod::ADMITTED_ANNOTATION;
 
 /// The annotation in which `node apply` records what it added to a node,
 /// and which the node policy writes for a node it adds a pool's labels and
@@ -513,6 +511,7 @@ fn resolve(
             for c in &d.components {
                 let Some(path) = &c.task_path else { continue };
                 let subject = Subject {
+                    role: c.role,
                     names: &c.names,
                     images: &c.images,
                     pipelines: &c.pipelines,
