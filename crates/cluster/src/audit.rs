@@ -14,7 +14,8 @@ use kube::api::{ApiResource, DynamicObject, ListParams};
 use serde_json::{Value as Json, json};
 
 use kfsched_core::admission;
-use kfsched_core::format::pipeline_pod::WORKFLOW_LABEL;
+use kfsched_core::format::pipeline_pod::{self, WORKFLOW_LABEL};
+use kfsched_core::matching::Subject as RuleSubject;
 use kfsched_core::outcome::{Input, Options};
 use kfsched_core::policy::Policy;
 use kfsched_core::rewrite::process_all;
@@ -77,8 +78,11 @@ pub struct Finding {
 
 /// What audit reads from the cluster.
 pub struct Fetched {
-    pub pods: Vec<Pod>,
-    /// How many list requests the pods took.
+    /// The findings about pods, judged page by page as the pods are listed
+    /// (a page is dropped once judged: memory stays that of one page).
+    pub pod_findings: Vec<Finding>,
+    /// How many pipeline pods were read, and in how many list requests.
+    pub pods_read: usize,
     pub pod_pages: usize,
     pub nodes: Vec<NodePlan>,
     /// The pod and node policies named as `export admission` names them,
@@ -115,7 +119,20 @@ pub async fn fetch(
         Some(ns) => Api::namespaced(clients.main.clone(), ns),
         None => Api::all(clients.main.clone()),
     };
-    let mut pods = Vec::new();
+    // The pools' nodes first: where a pod landed is judged against them.
+    let nodes = if policy.pools.is_empty() {
+        Vec::new()
+    } else {
+        pools::plan(clients, policy, &PoolOptions::default())
+            .await?
+            .plans
+    };
+    let node_pools: BTreeMap<String, Vec<String>> = nodes
+        .iter()
+        .map(|p| (p.node.clone(), p.pools.clone()))
+        .collect();
+    let mut pod_findings = Vec::new();
+    let mut pods_read = 0;
     let mut token: Option<String> = None;
     let mut pod_pages = 0;
     loop {
@@ -128,19 +145,13 @@ pub async fn fetch(
             .await
             .map_err(|e| Error::api("cannot list pods", e))?;
         pod_pages += 1;
-        pods.extend(page.items);
+        pods_read += page.items.len();
+        pod_findings.extend(pods(policy, &page.items, &node_pools));
         token = page.metadata.continue_.filter(|t| !t.is_empty());
         if token.is_none() {
             break;
         }
     }
-    let nodes = if policy.pools.is_empty() {
-        Vec::new()
-    } else {
-        pools::plan(clients, policy, &PoolOptions::default())
-            .await?
-            .plans
-    };
     let name = format!("{name_prefix}{}", policy.name);
     let node_name = format!("{name}.nodes");
     let policies: Api<DynamicObject> = Api::all_with(
@@ -176,7 +187,8 @@ pub async fn fetch(
     }
     let mut got = got.into_iter();
     Ok(Fetched {
-        pods,
+        pod_findings,
+        pods_read,
         pod_pages,
         nodes,
         pod_policy: got.next().flatten(),
@@ -190,7 +202,7 @@ pub async fn fetch(
 
 /// Everything audit finds, fails first.
 pub fn judge(policy: &Policy, fetched: &Fetched, fresh: &admission::Export) -> Vec<Finding> {
-    let mut out = pods(policy, fetched);
+    let mut out = fetched.pod_findings.clone();
     out.extend(nodes(fetched));
     out.extend(admission_objects(policy, fetched, fresh));
     out.sort_by(|a, b| {
@@ -204,33 +216,50 @@ pub fn judge(policy: &Policy, fetched: &Fetched, fresh: &admission::Export) -> V
     out
 }
 
-fn pods(policy: &Policy, fetched: &Fetched) -> Vec<Finding> {
-    let inputs: Vec<Input> = fetched
-        .pods
-        .iter()
-        .map(|p| {
-            let mut j = serde_json::to_value(p).unwrap_or(Json::Null);
-            j["apiVersion"] = json!("v1");
-            j["kind"] = json!("Pod");
-            Input {
-                file: format!("pod/{}", p.metadata.name.as_deref().unwrap_or_default()),
-                bytes: serde_json::to_vec(&j).unwrap_or_default(),
-            }
-        })
-        .collect();
+/// The findings about one page of pods. Each pod is read as admission
+/// reads it and judged by the rules' selectors; only the pods some rule
+/// selects go through the merge (most pods of a cluster are selected by
+/// none, and reading them is most of the work).
+fn pods(policy: &Policy, page: &[Pod], node_pools: &BTreeMap<String, Vec<String>>) -> Vec<Finding> {
+    let mut selected: Vec<&Pod> = Vec::new();
+    let mut inputs: Vec<Input> = Vec::new();
+    for p in page {
+        let mut j = serde_json::to_value(p).unwrap_or(Json::Null);
+        let Some(r) = pipeline_pod::read(&j) else {
+            continue;
+        };
+        let subject = RuleSubject {
+            names: &r.names,
+            images: &r.images,
+            pipelines: &r.pipelines,
+            kind: r.kind,
+            role: r.role,
+        };
+        if !policy
+            .rules
+            .iter()
+            .any(|rule| rule.judge(&subject).selected())
+        {
+            continue;
+        }
+        j["apiVersion"] = json!("v1");
+        j["kind"] = json!("Pod");
+        inputs.push(Input {
+            file: format!("pod/{}", p.metadata.name.as_deref().unwrap_or_default()),
+            bytes: serde_json::to_vec(&j).unwrap_or_default(),
+        });
+        selected.push(p);
+    }
     let opts = Options {
         details: true,
         report_errors: true,
         version_suffix: None,
     };
-    // Which pools each node is in, for where a pod landed.
-    let node_pools: BTreeMap<&str, &[String]> = fetched
-        .nodes
-        .iter()
-        .map(|p| (p.node.as_str(), p.pools.as_slice()))
-        .collect();
     let mut out = Vec::new();
-    for (pod, result) in fetched.pods.iter().zip(process_all(&inputs, policy, &opts)) {
+    for (pod, result) in selected
+        .into_iter()
+        .zip(process_all(&inputs, policy, &opts))
+    {
         let Ok(o) = result else { continue };
         let Some(c) = o.docs.iter().flat_map(|d| &d.components).next() else {
             continue;
@@ -256,7 +285,7 @@ fn pods(policy: &Policy, fetched: &Fetched) -> Vec<Finding> {
         for r in &rules {
             let Some(pool) = &r.pool else { continue };
             if let Some(n) = node {
-                let pools = node_pools.get(n).copied().unwrap_or_default();
+                let pools: &[String] = node_pools.get(n).map_or(&[], Vec::as_slice);
                 if !pools.contains(pool) {
                     problems.push(format!(
                         "it runs on node {n} ({}), not in pool {pool:?} that rule {:?} names",

@@ -129,7 +129,7 @@ pub fn run(a: AuditArgs) -> Result<Exit, Box<dyn std::error::Error>> {
             Category::Cluster,
             format_args!(
                 "read {} pipeline pods in {} pages, {} nodes of pools",
-                fetched.pods.len(),
+                fetched.pods_read,
                 fetched.pod_pages,
                 fetched.nodes.iter().filter(|p| !p.pools.is_empty()).count()
             ),
