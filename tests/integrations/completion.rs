@@ -121,6 +121,7 @@ fn kubectl_completes_subcommands_flags_and_values_through_the_companion() {
             "init",
             "schema",
             "check",
+            "audit",
             "fn",
             "export",
             "node",

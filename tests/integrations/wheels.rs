@@ -525,7 +525,10 @@ fn the_source_build_pip_runs_is_stripped_like_the_wheels() {
             ])
             .arg(&wheels)
             .arg(&sdist)
-            .env("CARGO_TARGET_DIR", root().join("target/sdist-build")),
+            // A fresh target directory: the sdist's files carry the archive's
+            // fixed mtimes, so cargo would take an earlier build of other
+            // sources for fresh.
+            .env("CARGO_TARGET_DIR", scratch.path().join("target")),
         None,
     )
     .ok();

@@ -659,6 +659,7 @@ fn version_and_help() {
         "explain",
         "validate",
         "schema",
+        "audit",
         "check",
         "fn",
         "node",
