@@ -525,7 +525,15 @@ fn the_source_build_pip_runs_is_stripped_like_the_wheels() {
             ])
             .arg(&wheels)
             .arg(&sdist)
-            .env("CARGO_TARGET_DIR", root().join("target/sdist-build")),
+            .env("CARGO_TARGET_DIR", root().join("target/sdist-build"))
+            // maturin's build backend runs `maturin` from PATH, as it
+            // would from the build environment pip makes.
+            .env("PATH", {
+                let venv = maturin.parent().expect("venv bin").to_path_buf();
+                let rest = std::env::var_os("PATH").unwrap_or_default();
+                std::env::join_paths(std::iter::once(venv).chain(std::env::split_paths(&rest)))
+                    .expect("PATH")
+            }),
         None,
     )
     .ok();
