@@ -243,6 +243,7 @@ start_cluster() {
     --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" \
     --client-ca-file="$P/ca.crt" --token-auth-file="$RUN/tokens.csv" \
     --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+    --runtime-config=admissionregistration.k8s.io/v1beta1=true \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$P/sa.key" --service-account-signing-key-file="$P/sa.key" \
     --service-cluster-ip-range=10.96.0.0/24 \

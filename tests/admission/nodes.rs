@@ -167,6 +167,78 @@ fn a_registering_node_gets_its_pools_labels_and_taints_under_node_restriction() 
             diff.stdout,
             diff.stderr
         );
+        // The node is the pools' as if `node apply` had labelled it: the
+        // record says what admission added, so an apply of a changed
+        // policy changes its values without --overwrite, and --prune
+        // removes what the policy dropped.
+        let record: Json = serde_json::from_str(
+            node["metadata"]["annotations"][kfsched::admission::MANAGED_ANNOTATION]
+                .as_str()
+                .unwrap_or_else(|| panic!("no record: {node}")),
+        )
+        .expect("the record is JSON");
+        assert_eq!(
+            record,
+            json!({"policies": {"registration": {
+                "labels": {
+                    "kfsched.dev/pool": "system",
+                    "kfsched.dev/registered": "true",
+                    "node.kubernetes.io/pool-member": "named",
+                },
+                "taints": ["kfsched.dev/named:PreferNoSchedule", "kfsched.dev/pool=system:NoSchedule"],
+            }}})
+        );
+        let changed = dir.path().join("changed.yaml");
+        std::fs::write(
+            &changed,
+            POLICY
+                .replace("value: system, effect", "value: system-2, effect")
+                .replace("kfsched.dev/registered: \"true\", ", ""),
+        )
+        .expect("write");
+        let admin = scope.cluster.admin.display().to_string();
+        let changed_p = changed.display().to_string();
+        let diff = run_bin(
+            &["node", "diff", "--prune", "-p", &changed_p, "--kubeconfig", &admin],
+            &[],
+        );
+        assert_eq!(diff.code, 1, "{}\n{}", diff.stdout, diff.stderr);
+        let ours = diff
+            .stdout
+            .split("node/")
+            .find(|s| s.starts_with(&name))
+            .unwrap_or_else(|| panic!("{name} is not in the diff: {}", diff.stdout));
+        assert!(
+            ours.contains("- label kfsched.dev/registered=true")
+                && ours.contains("kfsched.dev/pool=system-2:NoSchedule")
+                && !ours.contains("--overwrite"),
+            "{}",
+            diff.stdout
+        );
+        let applied = run_bin(
+            &["node", "apply", "--prune", "-p", &changed_p, "--kubeconfig", &admin],
+            &[],
+        );
+        assert_eq!(applied.code, 0, "{}\n{}", applied.stdout, applied.stderr);
+        let now = Api::<Node>::all(scope.client.clone())
+            .get(&name)
+            .await
+            .expect("the node");
+        let labels = now.metadata.labels.clone().unwrap_or_default();
+        assert!(!labels.contains_key("kfsched.dev/registered"), "{labels:?}");
+        assert_eq!(labels.get("node-group").map(String::as_str), Some("system"));
+        let taints: Vec<String> = now
+            .spec
+            .and_then(|s| s.taints)
+            .unwrap_or_default()
+            .iter()
+            .map(|t| format!("{}={}:{}", t.key, t.value.clone().unwrap_or_default(), t.effect))
+            .collect();
+        assert!(
+            taints.contains(&"kfsched.dev/pool=system-2:NoSchedule".to_string())
+                && !taints.contains(&"kfsched.dev/pool=system:NoSchedule".to_string()),
+            "{taints:?}"
+        );
         // A node the pools do not select registers as it is.
         delete_node(&scope, &name).await;
         std::fs::write(&policy, POLICY.replace("kfsched-kubelet-*", "other-*")).expect("write");

@@ -358,3 +358,80 @@ fn the_export_reads_stdin_only_when_told() {
         named.stderr
     );
 }
+
+/// With pipeline files, a rule that selects nothing in them is said, as
+/// `rewrite` says it, and `--strict` makes it an error with nothing
+/// written; each rule's statement stays one short line however many
+/// pipelines the files hold, and `-v` names them.
+#[test]
+fn the_export_says_what_does_nothing_in_the_files_in_short() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: p}\nspec:\n  rules:\n  - name: everything\n    tolerations: [{key: k, operator: Exists, effect: NoSchedule}]\n  - name: nothing\n    match: {names: [no-such-task]}\n    tolerations: [{key: k, operator: Exists, effect: NoSchedule}]\n",
+    )
+    .expect("write");
+    let p = policy.display().to_string();
+    let files: Vec<String> = crate::support::case_dirs("testdata/golden/v2", "plain.yaml")
+        .iter()
+        .map(|d| rel(&d.join("plain.yaml")))
+        .collect();
+    assert!(files.len() > 3, "{files:?}");
+    let mut args = vec!["export", "admission", "-p", p.as_str()];
+    args.extend(files.iter().map(String::as_str));
+    let r = run_in(&root(), &args, None, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.is_empty());
+    let warning = "spec.rules[1].match.names: rule \"nothing\" matched no component";
+    assert!(
+        r.stderr
+            .lines()
+            .any(|l| l.starts_with("warning: ") && l.contains(warning)),
+        "{}",
+        r.stderr
+    );
+    let statement = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("rule \"nothing\": exact for the tasks of "))
+        .unwrap_or_else(|| panic!("{}", r.stderr));
+    assert!(
+        statement.contains(" pipelines (0 tasks selected; -v lists the pipelines)"),
+        "{statement}"
+    );
+    assert!(statement.len() < 500, "{statement}");
+
+    args.push("-v");
+    let verbose = run_in(&root(), &args, None, &[]);
+    let listed = verbose
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("rule \"nothing\": exact for the tasks of "))
+        .unwrap_or_else(|| panic!("{}", verbose.stderr));
+    assert!(
+        listed.contains(", control-flow, ") && !listed.contains("-v lists"),
+        "{listed}"
+    );
+
+    args.pop();
+    args.push("--strict");
+    let strict = run_in(&root(), &args, None, &[]);
+    assert_eq!(strict.code, 2, "{}", strict.stderr);
+    assert!(strict.stdout.is_empty(), "--strict wrote the export");
+    assert!(
+        strict
+            .stderr
+            .lines()
+            .any(|l| l.starts_with("error: ") && l.contains(warning)),
+        "{}",
+        strict.stderr
+    );
+    assert!(
+        strict
+            .stderr
+            .ends_with("error: nothing was exported (--strict: 1 problem above)\n"),
+        "{}",
+        strict.stderr
+    );
+}

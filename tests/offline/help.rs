@@ -240,10 +240,17 @@ fn policy_and_verbose_flags_only_where_they_are_used() {
         "node apply",
         "node diff",
     ];
-    let with_verbose = ["rewrite", "diff", "explain", "validate", "check"]
-        .into_iter()
-        .chain(NODE)
-        .collect::<Vec<_>>();
+    let with_verbose = [
+        "rewrite",
+        "diff",
+        "explain",
+        "validate",
+        "check",
+        "export admission",
+    ]
+    .into_iter()
+    .chain(NODE)
+    .collect::<Vec<_>>();
     for cmd in [
         "",
         "rewrite",

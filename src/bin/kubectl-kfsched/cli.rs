@@ -130,7 +130,7 @@ pub enum ExportCommand {
 }
 
 const EXPORT_ADMISSION_HELP: &str = "Examples:
-  # Apply the policy at admission (kube-apiserver 1.36 or later)
+  # Apply the policy at admission (Kubernetes 1.36 or later)
   kubectl kfsched export admission -p policy.yaml | kubectl apply -f -
 
   # What would change on the cluster
@@ -141,6 +141,9 @@ const EXPORT_ADMISSION_HELP: &str = "Examples:
 
   # Roll out gently: one namespace, and a pod the policy cannot judge is admitted as it is
   kubectl kfsched export admission --namespace-selector team=ml --failure-policy Ignore
+
+  # Kubernetes 1.34 or 1.35 with the MutatingAdmissionPolicy gate and v1beta1 API on
+  kubectl kfsched export admission --api-version v1beta1 | kubectl apply -f -
 
 Each rule is reported on stderr: exact, or approximate and why.
 Exit codes: 0 written, 2 bad usage, invalid input, or a rule admission cannot express (nothing written).";
@@ -170,6 +173,19 @@ pub struct ExportAdmissionArgs {
     /// Leave this rule out of the export (repeatable)
     #[arg(long = "skip-rule", value_name = "RULE")]
     pub skip_rules: Vec<String>,
+    #[command(flatten)]
+    pub strict: StrictFlag,
+    #[command(flatten)]
+    pub verbose: VerboseFlag,
+    /// The admissionregistration.k8s.io version to write: v1 (Kubernetes 1.36 and later) or v1beta1 (1.34 and 1.35, where the API server serves it with the MutatingAdmissionPolicy feature gate and --runtime-config=admissionregistration.k8s.io/v1beta1=true)
+    #[arg(long = "api-version", value_enum, default_value_t = ApiVersionArg::V1)]
+    pub api_version: ApiVersionArg,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApiVersionArg {
+    V1,
+    V1beta1,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

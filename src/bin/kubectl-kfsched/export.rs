@@ -5,8 +5,9 @@ use std::io::Write;
 
 use kfsched::admission::{self, Exactness, FailurePolicy};
 
-use crate::cli::{ExportAdmissionArgs, ExportOutput, FailurePolicyArg};
+use crate::cli::{ApiVersionArg, ExportAdmissionArgs, ExportOutput, FailurePolicyArg};
 use crate::exit::Exit;
+use crate::notices;
 use crate::offline::{load_policy, print_diags, read_inputs};
 use crate::report::{self, Category, Level};
 
@@ -19,14 +20,15 @@ pub fn admission(a: ExportAdmissionArgs) -> R {
     };
     // Pipeline files are optional here: without any, stdin is not read.
     let paths = a.inputs.all();
-    let inputs = if paths.is_empty() {
-        Vec::new()
+    let read = if paths.is_empty() {
+        None
     } else {
         match read_inputs(&paths) {
-            Ok(read) => read.inputs,
+            Ok(read) => Some(read),
             Err(e) => return Ok(e),
         }
     };
+    let inputs: &[kfsched::outcome::Input] = read.as_ref().map_or(&[], |r| &r.inputs);
     let opts = admission::Options {
         name_prefix: a.name_prefix,
         failure_policy: match a.failure_policy {
@@ -35,8 +37,13 @@ pub fn admission(a: ExportAdmissionArgs) -> R {
         },
         namespace_selector: a.namespace_selector,
         skip_rules: a.skip_rules,
+        api_version: match a.api_version {
+            ApiVersionArg::V1 => admission::ApiVersion::V1,
+            ApiVersionArg::V1beta1 => admission::ApiVersion::V1beta1,
+        },
     };
-    let export = match admission::export(&policy, &inputs, &opts) {
+    let skipped = opts.skip_rules.clone();
+    let export = match admission::export(&policy, inputs, &opts) {
         Ok(x) => x,
         Err(d) => {
             print_diags(&d);
@@ -52,10 +59,21 @@ pub fn admission(a: ExportAdmissionArgs) -> R {
                 note(format_args!("rule {:?}: exact ({reaches})", r.name));
             }
             Exactness::Approximate(why) if !r.exact_pipelines.is_empty() => {
+                // One short line however many files: the pipelines by name
+                // only when few (or with -v).
+                let of = if r.exact_pipelines.len() <= 3 || a.verbose.verbose {
+                    r.exact_pipelines.join(", ")
+                } else {
+                    format!(
+                        "{} pipelines ({} task{} selected; -v lists the pipelines)",
+                        r.exact_pipelines.len(),
+                        r.exact_tasks,
+                        if r.exact_tasks == 1 { "" } else { "s" }
+                    )
+                };
                 note(format_args!(
-                    "rule {:?}: exact for the tasks of {} ({reaches}); approximate for other pipelines: {}",
+                    "rule {:?}: exact for the tasks of {of} ({reaches}); approximate for other pipelines: {}",
                     r.name,
-                    r.exact_pipelines.join(", "),
                     why.join("; ")
                 ));
             }
@@ -78,6 +96,38 @@ pub fn admission(a: ExportAdmissionArgs) -> R {
                 p.name
             ));
         }
+    }
+    // With pipeline files, a rule that selects nothing in them and a named
+    // input that holds no pipeline are said (errors with --strict), as
+    // `rewrite` says them.
+    let mut silent = 0;
+    if let Some(read) = &read {
+        let level = if a.strict.strict {
+            Level::Error
+        } else {
+            Level::Warning
+        };
+        for d in kfsched::outcome::unmatched_rules(&policy, &export.outcomes) {
+            let left_out = policy.rules.iter().any(|r| {
+                let at = format!("spec.rules[{}]", r.index);
+                skipped.contains(&r.name) && (d.path == at || d.path.starts_with(&format!("{at}.")))
+            });
+            if !left_out {
+                report::diag(level, Category::Policy, &d);
+                silent += 1;
+            }
+        }
+        silent += notices::report(
+            None,
+            &export.outcomes,
+            &read.names(),
+            &read.given,
+            a.strict.strict,
+        );
+    }
+    if a.strict.strict && silent > 0 {
+        notices::strict_summary(silent, Some("nothing was exported"));
+        return Ok(Exit::Usage);
     }
     if export.objects.is_empty() {
         report::error(

@@ -82,7 +82,7 @@ pub(crate) struct Loaded {
 }
 
 impl Loaded {
-    fn names(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         self.inputs.iter().map(|i| i.file.clone()).collect()
     }
 }

@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 use super::plan::Desired;
 use crate::taint::display;
 
-/// The annotation that records what `node apply` added.
-pub const MANAGED_ANNOTATION: &str = "kfsched.dev/managed";
+/// The annotation that records what `node apply` added (and what the
+/// exported node policy added when the node registered).
+pub use kfsched_core::admission::MANAGED_ANNOTATION;
 
 /// What one policy's applies added to a node.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -35,6 +35,11 @@ use crate::rewrite::process_all;
 /// node (the pools it joined).
 pub const ADMITTED_ANNOTATION: &str = "kfsched.dev/admitted";
 
+/// The annotation in which `node apply` records what it added to a node,
+/// and which the node policy writes for a node it adds a pool's labels and
+/// taints to as it registers (see `kfsched_cluster::pools`).
+pub const MANAGED_ANNOTATION: &str = "kfsched.dev/managed";
+
 /// How the export is written.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -46,6 +51,29 @@ pub struct Options {
     pub namespace_selector: Option<String>,
     /// Rules left out by name.
     pub skip_rules: Vec<String>,
+    /// The API version the objects are written in.
+    pub api_version: ApiVersion,
+}
+
+/// Which `admissionregistration.k8s.io` version the objects are written in:
+/// the spec, mutation and binding fields are the same in both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ApiVersion {
+    /// GA: served by Kubernetes 1.36 and later.
+    #[default]
+    V1,
+    /// Served by 1.34 and 1.35 with the `MutatingAdmissionPolicy` feature
+    /// gate and `--runtime-config=admissionregistration.k8s.io/v1beta1=true`.
+    V1beta1,
+}
+
+impl ApiVersion {
+    pub fn group_version(self) -> &'static str {
+        match self {
+            ApiVersion::V1 => "admissionregistration.k8s.io/v1",
+            ApiVersion::V1beta1 => "admissionregistration.k8s.io/v1beta1",
+        }
+    }
 }
 
 impl Default for Options {
@@ -55,6 +83,7 @@ impl Default for Options {
             failure_policy: FailurePolicy::Fail,
             namespace_selector: None,
             skip_rules: Vec::new(),
+            api_version: ApiVersion::V1,
         }
     }
 }
@@ -93,6 +122,8 @@ pub struct RuleReport {
     pub exactness: Exactness,
     /// Pipelines of the given files whose pods it selects exactly.
     pub exact_pipelines: Vec<String>,
+    /// How many tasks of those pipelines it selects.
+    pub exact_tasks: usize,
 }
 
 /// What the export says about one node pool.
@@ -112,6 +143,9 @@ pub struct Export {
     pub rules: Vec<RuleReport>,
     pub skipped_rules: Vec<String>,
     pub pools: Vec<PoolReport>,
+    /// What the pipeline files given to the export hold, as `rewrite`
+    /// reads them (for the rules that select nothing in them).
+    pub outcomes: Vec<FileOutcome>,
 }
 
 /// Pod families a rule's kinds can reach, and the kinds admission cannot see.
@@ -200,7 +234,7 @@ pub fn export(
         Some(Ok(s)) => Some(s),
         None => None,
     };
-    let resolution = resolve(policy, inputs).map_err(|mut d| {
+    let (resolution, outcomes) = resolve(policy, inputs).map_err(|mut d| {
         d.append(&mut errors);
         d
     })?;
@@ -303,11 +337,15 @@ pub fn export(
         objects.push(nodes::policy(&node_name, &policy.name, &node_pools, fp));
         objects.push(binding(&node_name, None));
     }
+    for o in &mut objects {
+        o["apiVersion"] = json!(opts.api_version.group_version());
+    }
     Ok(Export {
         objects,
         rules: reports,
         skipped_rules: skipped,
         pools,
+        outcomes,
     })
 }
 
@@ -387,10 +425,14 @@ fn binding(name: &str, namespaces: Option<&LabelSelector>) -> Json {
     })
 }
 
-/// The KFP v2 components of the pipeline files, and which each rule selects.
-fn resolve(policy: &Policy, inputs: &[Input]) -> Result<Option<pods::Resolution>, Vec<Diagnostic>> {
+/// The KFP v2 components of the pipeline files, and which each rule
+/// selects; and what `rewrite` found in the files.
+fn resolve(
+    policy: &Policy,
+    inputs: &[Input],
+) -> Result<(Option<pods::Resolution>, Vec<FileOutcome>), Vec<Diagnostic>> {
     if inputs.is_empty() {
-        return Ok(None);
+        return Ok((None, Vec::new()));
     }
     let opts = RewriteOptions {
         details: true,
@@ -451,7 +493,7 @@ fn resolve(policy: &Policy, inputs: &[Input]) -> Result<Option<pods::Resolution>
             }
         }
     }
-    Ok(Some(res))
+    Ok((Some(res), outcomes))
 }
 
 /// What the rule reaches at admission and how exactly, or why it cannot
@@ -491,6 +533,9 @@ fn report(rule: &Rule, resolution: Option<&pods::Resolution>) -> Result<RuleRepo
             p
         })
         .unwrap_or_default();
+    let exact_tasks = resolution
+        .filter(|_| !v2_roles.is_empty())
+        .map_or(0, |res| res.selected[rule.index].len());
     if reaches.is_empty() {
         let why = if !r.invisible.is_empty() {
             format!(
@@ -543,5 +588,6 @@ fn report(rule: &Rule, resolution: Option<&pods::Resolution>) -> Result<RuleRepo
         reaches,
         exactness,
         exact_pipelines,
+        exact_tasks,
     })
 }

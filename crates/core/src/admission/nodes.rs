@@ -160,6 +160,123 @@ fn pool_mutation(pool: &NodePool, var: &str) -> Option<String> {
     ))
 }
 
+/// `key=value:Effect`, or `key:Effect` without a value: how `node apply`'s
+/// record names a taint.
+fn taint_entry(t: &k8s_openapi::api::core::v1::Taint) -> String {
+    match t.value.as_deref().filter(|v| !v.is_empty()) {
+        Some(v) => format!("{}={v}:{}", t.key, t.effect),
+        None => format!("{}:{}", t.key, t.effect),
+    }
+}
+
+/// The record `node apply` keeps of what it added ([`super::MANAGED_ANNOTATION`]),
+/// written for what the pool mutations after it add to the registering
+/// node: each label whose key the node lacks and each taint whose key and
+/// effect it lacks, from the first selected pool that has it. So the node
+/// is the pool's as if `node apply` had labelled it: a later apply changes
+/// its values without `--overwrite`, and `--prune` removes what the policy
+/// drops. Another policy's record on the node is kept; a record kfsched
+/// cannot read is left alone.
+fn record_mutation(policy_name: &str, pools: &[(&NodePool, String)]) -> Option<String> {
+    // Each entry once, with the pools (before it) that would add it first.
+    let mut labels: Vec<(String, String, String)> = Vec::new(); // (key, json entry, condition)
+    let mut taints: Vec<(String, String, String)> = Vec::new(); // (display, key/effect, condition)
+    let mut label_pools: Vec<(String, Vec<String>)> = Vec::new();
+    let mut taint_pools: Vec<((String, String), Vec<String>)> = Vec::new();
+    for (pool, var) in pools {
+        for (k, v) in &pool.labels {
+            let earlier: Vec<String> = label_pools
+                .iter()
+                .filter(|(key, _)| key == k)
+                .flat_map(|(_, vars)| vars.iter().cloned())
+                .collect();
+            let cond = format!(
+                "variables.{var}{} && !({} in variables.node_labels)",
+                earlier
+                    .iter()
+                    .map(|e| format!(" && !variables.{e}"))
+                    .collect::<String>(),
+                lit(k)
+            );
+            let entry = format!(
+                "{}:{}",
+                serde_json::to_string(k).unwrap_or_default(),
+                serde_json::to_string(v).unwrap_or_default()
+            );
+            labels.push((k.clone(), entry, cond));
+            match label_pools.iter_mut().find(|(key, _)| key == k) {
+                Some((_, vars)) => vars.push(var.clone()),
+                None => label_pools.push((k.clone(), vec![var.clone()])),
+            }
+        }
+        for t in &pool.taints {
+            let ke = (t.key.clone(), t.effect.clone());
+            let earlier: Vec<String> = taint_pools
+                .iter()
+                .filter(|(x, _)| *x == ke)
+                .flat_map(|(_, vars)| vars.iter().cloned())
+                .collect();
+            let cond = format!(
+                "variables.{var}{} && !object.spec.?taints.orValue([]).exists(t, t.key == {} && t.effect == {})",
+                earlier
+                    .iter()
+                    .map(|e| format!(" && !variables.{e}"))
+                    .collect::<String>(),
+                lit(&t.key),
+                lit(&t.effect)
+            );
+            taints.push((taint_entry(t), String::new(), cond));
+            match taint_pools.iter_mut().find(|(x, _)| *x == ke) {
+                Some((_, vars)) => vars.push(var.clone()),
+                None => taint_pools.push((ke, vec![var.clone()])),
+            }
+        }
+    }
+    if labels.is_empty() && taints.is_empty() {
+        return None;
+    }
+    // `node apply` keeps a record's taints sorted.
+    taints.sort_by(|a, b| a.0.cmp(&b.0));
+    let pick = |items: &[(String, String, String)],
+                json: &dyn Fn(&(String, String, String)) -> String| {
+        let each: Vec<String> = items
+            .iter()
+            .map(|i| format!("{} ? {} : ''", i.2, lit(&json(i))))
+            .collect();
+        format!("[{}].filter(e, e != '').join(',')", each.join(",\n      "))
+    };
+    let label_list = pick(&labels, &|i| i.1.clone());
+    let taint_list = pick(&taints, &|i| {
+        serde_json::to_string(&i.0).unwrap_or_default()
+    });
+    let key = lit(super::MANAGED_ANNOTATION);
+    let path = lit(&format!(
+        "/metadata/annotations/{}",
+        pointer_segment(super::MANAGED_ANNOTATION)
+    ));
+    let own = lit(&format!(
+        "{}:",
+        serde_json::to_string(policy_name).unwrap_or_default()
+    ));
+    const PREFIX: &str = "{\"policies\":{";
+    Some(format!(
+        "[{label_list}].map(l, [{taint_list}].map(t,\n  \
+         [[l == '' ? '' : '\"labels\":{{' + l + '}}', t == '' ? '' : '\"taints\":[' + t + ']'].filter(p, p != '').join(',')].map(m,\n  \
+         [object.metadata.?annotations[?{key}].orValue('')].map(old,\n  \
+         m == '' ? [] :\n  \
+         old == '' ? (has(object.metadata.annotations) ?\n    \
+         [JSONPatch{{op: 'add', path: {path}, value: {prefix} + {own} + '{{' + m + '}}}}}}'}}] :\n    \
+         [JSONPatch{{op: 'add', path: '/metadata/annotations', value: {{{key}: {prefix} + {own} + '{{' + m + '}}}}}}'}}}}]) :\n  \
+         old == {empty} ? [JSONPatch{{op: 'replace', path: {path}, value: {prefix} + {own} + '{{' + m + '}}}}}}'}}] :\n  \
+         old.startsWith({prefix}) && !old.contains({own}) ?\n    \
+         [JSONPatch{{op: 'replace', path: {path}, value: {prefix} + {own} + '{{' + m + '}},' + old.substring({skip})}}] :\n  \
+         [])[0])[0])[0])[0]",
+        prefix = lit(PREFIX),
+        empty = lit("{\"policies\":{}}"),
+        skip = PREFIX.chars().count(),
+    ))
+}
+
 /// The policy object for these pools (those with labels or taints).
 pub(super) fn policy(
     name: &str,
@@ -182,6 +299,22 @@ pub(super) fn policy(
         .iter()
         .map(|(v, n)| (format!("variables.{v}"), n.clone()))
         .collect();
+    // The record is worked out from the node as it registers, before the
+    // pool mutations add to it.
+    let with_vars: Vec<(&NodePool, String)> = pools
+        .iter()
+        .zip(&vars)
+        .map(|(p, (v, _))| (*p, v.clone()))
+        .collect();
+    if let Some(m) = record_mutation(policy_name, &with_vars) {
+        variables.push(
+            json!({"name": "node_labels", "expression": "object.metadata.?labels.orValue({})"}),
+        );
+        mutations.insert(
+            0,
+            json!({"patchType": "JSONPatch", "jsonPatch": {"expression": m}}),
+        );
+    }
     mutations.push(json!({"patchType": "JSONPatch", "jsonPatch": {"expression": super::admitted_mutation(policy_name, &selections)}}));
     json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
