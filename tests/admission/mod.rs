@@ -14,5 +14,6 @@ mod harness;
 mod kfp;
 mod nodes;
 mod pod_spec_fields;
+mod reading;
 mod robustness;
 mod shape;

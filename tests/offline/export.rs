@@ -435,3 +435,68 @@ fn the_export_says_what_does_nothing_in_the_files_in_short() {
         strict.stderr
     );
 }
+
+/// What the API server would refuse is refused before anything is written,
+/// naming the rule and the limit: a CEL expression over 100,000 code
+/// points, an object over etcd's 1.5 MiB.
+#[test]
+fn the_export_checks_the_api_servers_limits_before_writing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("policy.yaml");
+    let rule = |name: &str, size: usize| {
+        format!(
+            "  - name: {name}\n    match: {{names: [train]}}\n    podAnnotations: {{note: '{}'}}\n",
+            "x".repeat(size)
+        )
+    };
+    let head = "apiVersion: kfsched.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: p}\nspec:\n  rules:\n";
+    // One rule whose mutation is over the expression limit.
+    std::fs::write(
+        &policy,
+        format!("{head}{}{}", rule("small", 10), rule("huge", 120_000)),
+    )
+    .expect("write");
+    let p = policy.display().to_string();
+    let r = run_in(&root(), &["export", "admission", "-p", &p], None, &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "something was written");
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_else(|| panic!("{}", r.stderr));
+    assert!(
+        line.contains("policy.yaml:9:5: "),
+        "located at the rule: {line}"
+    );
+    assert!(
+        line.contains("spec.rules[1]: rule \"huge\" cannot be exported: its mutation is "),
+        "{line}"
+    );
+    assert!(
+        line.contains("over the API server's limit of 100000 per expression"),
+        "{line}"
+    );
+    assert!(line.contains("--skip-rule huge"), "{line}");
+    assert_eq!(
+        r.stderr.matches("cannot be exported").count(),
+        1,
+        "{}",
+        r.stderr
+    );
+
+    // Twenty rules each within the limit, together over what etcd stores.
+    let rules: String = (0..20).map(|i| rule(&format!("r{i}"), 30_000)).collect();
+    std::fs::write(&policy, format!("{head}{rules}")).expect("write");
+    let r = run_in(&root(), &["export", "admission", "-p", &p], None, &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "something was written");
+    assert!(
+        r.stderr
+            .contains("MutatingAdmissionPolicy kfsched.p would be ")
+            && r.stderr
+                .contains(" bytes, over the 1572864 bytes the API server stores in one object"),
+        "{}",
+        r.stderr
+    );
+}

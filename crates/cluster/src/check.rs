@@ -82,3 +82,39 @@ where
         }
     }
 }
+
+/// Pods by name, as `kubectl get pod NAME -o json` gives them, for
+/// `explain pod/NAME`: in `namespace`, else the connection's default
+/// namespace (the kubeconfig context's, else `default`).
+pub async fn pods(
+    clients: &Clients,
+    namespace: Option<&str>,
+    names: &[String],
+) -> Result<Vec<serde_json::Value>, Error> {
+    let ns = namespace.unwrap_or_else(|| clients.main.default_namespace());
+    let api = Api::<Pod>::namespaced(clients.main.clone(), ns);
+    let mut out = Vec::with_capacity(names.len());
+    for n in names {
+        // A pod that does not exist is a wrong input, as a missing file is.
+        let pod = match api.get_opt(n).await {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                return Err(Error::Usage(format!(
+                    "pod/{n}: no such pod in namespace {ns} (-n/--namespace names another)"
+                )));
+            }
+            Err(e) => {
+                return Err(Error::api(
+                    format!("cannot get pod/{n} in namespace {ns}"),
+                    e,
+                ));
+            }
+        };
+        let mut j = serde_json::to_value(&pod).map_err(|e| Error::Malformed(e.to_string()))?;
+        // As `kubectl get -o json` writes a single object.
+        j["apiVersion"] = "v1".into();
+        j["kind"] = "Pod".into();
+        out.push(j);
+    }
+    Ok(out)
+}

@@ -29,6 +29,7 @@ fn subject(c: &ComponentReport) -> Subject<'_> {
         images: &c.images,
         pipelines: &c.pipelines,
         kind: &c.kind,
+        role: c.role,
     }
 }
 
@@ -256,6 +257,9 @@ pub fn json(policy: &Policy, outcomes: &[FileOutcome]) -> Json {
                                 "component": c.label,
                                 "kind": c.kind,
                                 "pipeline": c.pipelines.first(),
+                                "pipelines": c.pipelines,
+                                "role": c.role.map(|r| r.name()),
+                                "taskPath": c.task_path,
                                 "names": c.names,
                                 "images": c.images,
                                 "rules": rules,

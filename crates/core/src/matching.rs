@@ -140,6 +140,9 @@ pub struct Subject<'c> {
     pub images: &'c [String],
     pub pipelines: &'c [String],
     pub kind: &'c str,
+    /// The pod's role: a component of a file is an executor; a pipeline's
+    /// pod says its own, or nothing (`None`: no rule selects it).
+    pub role: Option<PodRole>,
 }
 
 impl Subject<'_> {
@@ -149,7 +152,7 @@ impl Subject<'_> {
             Key::Images => self.images.iter().any(|n| f(n)),
             Key::Pipelines => self.pipelines.iter().any(|n| f(n)),
             Key::Kinds => f(self.kind),
-            Key::PodRoles => f(PodRole::Executor.name()),
+            Key::PodRoles => f(self.role.map_or("", PodRole::name)),
         }
     }
 
@@ -159,7 +162,7 @@ impl Subject<'_> {
             Key::Images => self.images.iter().map(String::as_str).collect(),
             Key::Pipelines => self.pipelines.iter().map(String::as_str).collect(),
             Key::Kinds => vec![self.kind],
-            Key::PodRoles => vec![PodRole::Executor.name()],
+            Key::PodRoles => vec![self.role.map_or("", PodRole::name)],
         }
     }
 }
@@ -183,10 +186,26 @@ impl Verdict {
     pub fn reason(&self, matcher: &Selector, exclude: &Selector, s: Subject) -> Option<String> {
         match *self {
             Verdict::Selected => None,
-            Verdict::Unmatched(Key::PodRoles) => Some(format!(
-                "match.podRoles [{}] does not reach executors, the only pods a file describes (drivers and importers are reached at admission: kubectl kfsched export admission)",
-                roles(matcher)
-            )),
+            Verdict::Unmatched(Key::PodRoles) => Some(match s.role {
+                Some(PodRole::Executor) => format!(
+                    "match.podRoles [{}] does not reach executors, the only pods a file describes (drivers and importers are reached at admission: kubectl kfsched export admission)",
+                    roles(matcher)
+                ),
+                Some(role) if matcher.pod_roles.is_none() => format!(
+                    "the rule reaches executors only (no match.podRoles); `podRoles: [{}]` reaches {}s",
+                    role.name(),
+                    role.name()
+                ),
+                Some(role) => format!(
+                    "match.podRoles [{}] does not reach {}s",
+                    roles(matcher),
+                    role.name()
+                ),
+                None => {
+                    "the pod says no role (driver, executor or importer), so no rule selects it"
+                        .into()
+                }
+            }),
             Verdict::Unmatched(key) => {
                 let g = key.globs(matcher).unwrap_or(&[]);
                 let values = s.values(key);
@@ -209,8 +228,9 @@ impl Verdict {
                 ))
             }
             Verdict::Excluded(Key::PodRoles) => Some(format!(
-                "exclude.podRoles [{}] excludes executors",
-                roles(exclude)
+                "exclude.podRoles [{}] excludes {}s",
+                roles(exclude),
+                s.role.unwrap_or(PodRole::Executor).name()
             )),
             Verdict::Excluded(key) => {
                 let g = key.globs(exclude).unwrap_or(&[]);
@@ -267,18 +287,15 @@ pub fn matches_globs(sel: &Selector, s: &Subject) -> bool {
 }
 
 /// Whether a rule with these selectors selects the subject, and if not,
-/// why. A subject is a component of a file: an executor.
+/// why: its role first, then its globs.
 pub fn judge(matcher: &Selector, exclude: &Selector, s: &Subject) -> Verdict {
-    if !matcher.reaches(PodRole::Executor) {
+    let Some(role) = s.role.filter(|&r| matcher.reaches(r)) else {
         return Verdict::Unmatched(Key::PodRoles);
-    }
+    };
     if let Some(miss) = first_miss(matcher, s) {
         return Verdict::Unmatched(miss);
     }
-    let roles_hit = exclude
-        .pod_roles
-        .as_ref()
-        .is_none_or(|r| r.contains(&PodRole::Executor));
+    let roles_hit = exclude.pod_roles.as_ref().is_none_or(|r| r.contains(&role));
     if !exclude.is_empty() && roles_hit && first_miss(exclude, s).is_none() {
         let key = KEYS
             .into_iter()

@@ -21,6 +21,8 @@ pub struct ComponentReport {
     pub images: Vec<String>,
     /// A KFP v2 task's path (see `format::Component::task_path`).
     pub task_path: Option<String>,
+    /// The pod's role (see `format::Component::role`).
+    pub role: Option<crate::matching::PodRole>,
     /// One verdict per rule, in policy order.
     pub verdicts: Vec<Verdict>,
     pub before: serde_json::Value,

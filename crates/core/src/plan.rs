@@ -148,6 +148,13 @@ fn plan_docs(
             out.reports.push(report);
             continue;
         }
+        if let Doc::Workload(w) = doc {
+            if let Some((_, admitted)) = &w.pipeline_pod {
+                pipeline_pod(ctx, doc, admitted.as_deref(), &mut report, out);
+                out.reports.push(report);
+                continue;
+            }
+        }
         if let Some((owner, at)) = doc.owner() {
             skip_owned(ctx, doc, owner, *at, &mut report, out);
             out.reports.push(report);
@@ -297,6 +304,65 @@ fn plan_list(
         report.selected_skipped.extend(r.selected_skipped);
     }
     report
+}
+
+/// A pipeline's pod (`kubectl get pod -o yaml` of a pod a workflow made):
+/// judged and merged as the exported admission policy would, never
+/// written (its workflow made it). Where the pod lacks what the rules
+/// that select it give, the report says why admission may not have
+/// applied the policy, from the pod's `kfsched.dev/admitted` annotation.
+fn pipeline_pod(
+    ctx: &Ctx,
+    doc: &Doc,
+    admitted: Option<&str>,
+    report: &mut DocReport,
+    out: &mut Planned,
+) {
+    let (_, verdicts) = plan_components(ctx, doc, report, out);
+    let prefix = format!("{}:", ctx.policy.name);
+    let entry: Option<Vec<&str>> = admitted.and_then(|a| {
+        a.split(';')
+            .find_map(|e| e.strip_prefix(prefix.as_str()))
+            .map(|rules| rules.split(',').filter(|r| !r.is_empty()).collect())
+    });
+    for (c, v) in report.components.iter_mut().zip(&verdicts) {
+        let rules = rule_names(ctx.policy, |i| v[i].selected());
+        if rules.is_empty() || !c.changed {
+            continue;
+        }
+        let policy = &ctx.policy.name;
+        let what = match rules.as_slice() {
+            [one] => format!("rule {one} asks"),
+            many => format!("rules {} ask", many.join(", ")),
+        };
+        c.warnings.push(match &entry {
+            Some(had) => format!(
+                "the pod does not carry what {what}, though policy {policy:?} admitted it (with {}): the policy changed after the export on the cluster was made, or a later admission step changed the pod",
+                match had.as_slice() {
+                    [] => "no rule".to_string(),
+                    [one] => format!("rule {one:?}"),
+                    many => format!("rules {}", many.iter().map(|r| format!("{r:?}")).collect::<Vec<_>>().join(", ")),
+                }
+            ),
+            None => format!(
+                "the pod does not carry what {what}, and policy {policy:?} did not admit it: it was created outside the binding's namespaces, before the export was applied, or under failurePolicy Ignore when the policy failed (or no export of this policy is on the cluster)"
+            ),
+        });
+    }
+    let selected = rule_names(ctx.policy, |i| verdicts.iter().any(|v| v[i].selected()));
+    // `rewrite` and `diff` say that nothing is written; `explain` shows it.
+    if !selected.is_empty() && !ctx.opts.details {
+        if let Some(format::Place::Workload(pt)) = doc.components().first().map(|c| &c.place) {
+            out.warnings.push(ctx.diag_node(
+                pt.template,
+                format!(
+                    "{}: a pipeline's pod is read as admission reads it and never rewritten ({} it): rewrite the pipeline's file, or export the policy to admission",
+                    doc.label(),
+                    rules_select(&selected)
+                ),
+            ));
+        }
+    }
 }
 
 /// An object a controller manages (a Deployment's ReplicaSet, its Pods, a
@@ -496,6 +562,7 @@ fn plan_component<'c>(
             Vec::new()
         },
         task_path: comp.task_path.clone(),
+        role: comp.role,
         verdicts: verdicts.to_vec(),
         before: if details {
             before.to_json()

@@ -47,7 +47,7 @@ pub enum Command {
     Diff(DiffArgs),
     /// Show every component, the rules that matched it (and why others did not), and the result
     #[command(after_help = EXPLAIN_HELP)]
-    Explain(ExplainArgs),
+    Explain(Box<ExplainArgs>),
     /// Check the policy
     #[command(after_help = VALIDATE_HELP)]
     Validate(ValidateArgs),
@@ -105,7 +105,10 @@ const EXPLAIN_HELP: &str = "Examples:
   # One rule, as JSON (or YAML) for scripts
   kubectl kfsched explain --rule gpu-training -o json pipelines/train.yaml
 
-Exit codes: 0 done, 2 bad usage or invalid input.";
+  # A pipeline's pod on the cluster, read as admission reads it: did it get what the policy asks?
+  kubectl kfsched explain -p policy.yaml -n kubeflow pod/my-run-train-2480458063
+
+Exit codes: 0 done, 2 bad usage or invalid input, 3 cluster/API failure.";
 
 const VALIDATE_HELP: &str = "Examples:
   kubectl kfsched validate policy.yaml
@@ -362,6 +365,11 @@ pub struct ExplainArgs {
     pub strict: StrictFlag,
     #[command(flatten)]
     pub verbose: VerboseFlag,
+    /// The namespace of pod/NAME inputs [default: the kubeconfig context's, else default]
+    #[arg(short = 'n', long = "namespace", value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    #[command(flatten)]
+    pub connection: crate::connection::ConnectionArgs,
 }
 
 #[derive(Args, Debug)]

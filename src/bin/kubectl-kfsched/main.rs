@@ -110,7 +110,7 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
     match command {
         Command::Rewrite(a) => offline::rewrite(a),
         Command::Diff(a) => offline::diff(a),
-        Command::Explain(a) => offline::explain(a),
+        Command::Explain(a) => offline::explain(*a),
         Command::Validate(a) => match (a.file, a.policy.policy) {
             (Some(f), Some(p)) if f != p => {
                 report::error(

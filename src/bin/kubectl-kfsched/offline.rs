@@ -468,6 +468,90 @@ pub fn diff(a: DiffArgs) -> R {
     Ok(if any { Exit::Differences } else { Exit::Ok })
 }
 
+/// `pod/NAME` (or `pods/NAME`) where no such file exists: a pod of the
+/// live cluster.
+fn live_pod(p: &Path) -> Option<String> {
+    let s = p.to_str()?;
+    let name = s.strip_prefix("pod/").or_else(|| s.strip_prefix("pods/"))?;
+    (!name.is_empty() && !name.contains('/') && !p.exists()).then(|| name.to_string())
+}
+
+/// `explain`'s inputs: files, directories and stdin as every command reads
+/// them, and pods of the live cluster (`pod/NAME`), read with the
+/// connection flags and named `pod/NAME` in the report.
+fn explain_inputs(a: &ExplainArgs, verbose: bool) -> Result<Loaded, Exit> {
+    let all = a.inputs.all();
+    let (live, files): (Vec<PathBuf>, Vec<PathBuf>) =
+        all.into_iter().partition(|p| live_pod(p).is_some());
+    if live.is_empty() {
+        if a.connection.any() || a.namespace.is_some() {
+            report::error(
+                Category::Usage,
+                "the connection flags and -n/--namespace are for pod/NAME inputs, and none was given",
+            );
+            return Err(Exit::Usage);
+        }
+        return read_inputs(&files);
+    }
+    let mut read = if files.is_empty() {
+        Loaded {
+            sources: Vec::new(),
+            inputs: Vec::new(),
+            given: notices::given(&[], &[]),
+        }
+    } else {
+        read_inputs(&files)?
+    };
+    let names: Vec<String> = live.iter().filter_map(|p| live_pod(p)).collect();
+    let copts = a.connection.clone().options().map_err(|e| {
+        report::error(Category::Usage, e);
+        Exit::Usage
+    })?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            report::error(
+                Category::Cluster,
+                format_args!("cannot start the async runtime: {e}"),
+            );
+            Exit::Cluster
+        })?;
+    let namespace = a.namespace.clone();
+    let result = runtime.block_on(async {
+        let clients = kfsched::node::client::connect(&copts).await?;
+        if verbose {
+            report::message(
+                Level::Info,
+                Category::Cluster,
+                format_args!("connecting to {} ({})", clients.server, clients.source),
+            );
+        }
+        kfsched::node::check::pods(&clients, namespace.as_deref(), &names).await
+    });
+    runtime.shutdown_background();
+    let pods = result.map_err(|e| {
+        let exit = crate::exit::of_node_error(&e);
+        let category = if exit == Exit::Cluster {
+            Category::Cluster
+        } else {
+            Category::Usage
+        };
+        report::error(category, e);
+        exit
+    })?;
+    let first = read.given.args.len();
+    for (i, (pod, name)) in pods.iter().zip(&names).enumerate() {
+        read.given.args.push(live[i].clone());
+        read.given.from.push(first + i);
+        read.inputs.push(Input {
+            file: format!("pod/{name}"),
+            bytes: serde_json::to_vec_pretty(pod).unwrap_or_default(),
+        });
+    }
+    Ok(read)
+}
+
 pub fn explain(a: ExplainArgs) -> R {
     let verbose = a.verbose.verbose;
     let policy = match find_policy_or_none(a.policy.clone(), verbose, true) {
@@ -518,7 +602,7 @@ pub fn explain(a: ExplainArgs) -> R {
         }
         policy.rules.retain(|r| a.rules.contains(&r.name));
     }
-    let read = match read_inputs(&a.inputs.all()) {
+    let read = match explain_inputs(&a, verbose) {
         Ok(x) => x,
         Err(e) => return Ok(e),
     };

@@ -31,9 +31,7 @@ use crate::outcome::{FileOutcome, Input, Options as RewriteOptions};
 use crate::policy::{Policy, Rule};
 use crate::rewrite::process_all;
 
-/// The annotation admission sets on a pod (the rules that selected it) or a
-/// node (the pools it joined).
-pub const ADMITTED_ANNOTATION: &str = "kfsched.dev/admitted";
+pub use crate::format::pipeline_pod::ADMITTED_ANNOTATION;
 
 /// The annotation in which `node apply` records what it added to a node,
 /// and which the node policy writes for a node it adds a pool's labels and
@@ -324,13 +322,24 @@ pub fn export(
     let fp = opts.failure_policy.name();
     let mut objects = Vec::new();
     if !exported.is_empty() {
-        objects.push(pods::policy(
-            &name,
-            &policy.name,
-            &exported,
-            resolution.as_ref(),
-            fp,
-        ));
+        match pods::policy(&name, &policy.name, &exported, resolution.as_ref(), fp) {
+            Ok(o) => objects.push(o),
+            Err(over) => {
+                for (rule, m) in over {
+                    errors.push(match rule.and_then(|i| policy.rules.get(i)) {
+                        Some(r) => policy.rule_diag(
+                            r,
+                            "",
+                            format!("rule {:?} cannot be exported: {m}; split the rule, or leave it out with --skip-rule {}", r.name, r.name),
+                        ),
+                        None => Diagnostic::file(
+                            &policy.file,
+                            format!("the pod policy cannot be exported: {m}"),
+                        ),
+                    });
+                }
+            }
+        }
         objects.push(binding(&name, selector.as_ref()));
     }
     if !node_pools.is_empty() {
@@ -339,6 +348,22 @@ pub fn export(
     }
     for o in &mut objects {
         o["apiVersion"] = json!(opts.api_version.group_version());
+        let size = serde_json::to_vec(o).map_or(0, |b| b.len());
+        if size > OBJECT_BYTES {
+            errors.push(Diagnostic::file(
+                &policy.file,
+                format!(
+                    "{} {} would be {size} bytes, over the {OBJECT_BYTES} bytes the API server stores in one object (etcd's default request limit); give the export fewer pipeline files or fewer rules, or export the rules as several policies",
+                    o["kind"].as_str().unwrap_or_default(),
+                    o["metadata"]["name"].as_str().unwrap_or_default()
+                ),
+            ));
+        }
+    }
+    // Nothing is written when any object would be refused: `kubectl apply`
+    // creates the others, so a partial export would take effect in part.
+    if !errors.is_empty() {
+        return Err(errors);
     }
     Ok(Export {
         objects,
@@ -346,6 +371,23 @@ pub fn export(
         skipped_rules: skipped,
         pools,
         outcomes,
+    })
+}
+
+/// The API server's limit on the code points of one CEL expression.
+const EXPRESSION_CODE_POINTS: usize = 100_000;
+
+/// The bytes of one stored object: etcd's default `--max-request-bytes`
+/// (1.5 MiB), which the JSON of the object, larger than what is stored,
+/// must fit.
+const OBJECT_BYTES: usize = 1_572_864;
+
+/// What is wrong with a CEL expression the API server would refuse for its
+/// size, said as a message's end.
+fn expression_over_limit(e: &Json) -> Option<String> {
+    let n = e.as_str()?.chars().count();
+    (n > EXPRESSION_CODE_POINTS).then(|| {
+        format!("is {n} code points of CEL, over the API server's limit of {EXPRESSION_CODE_POINTS} per expression")
     })
 }
 
@@ -469,6 +511,7 @@ fn resolve(
             for c in &d.components {
                 let Some(path) = &c.task_path else { continue };
                 let subject = Subject {
+                    role: c.role,
                     names: &c.names,
                     images: &c.images,
                     pipelines: &c.pipelines,

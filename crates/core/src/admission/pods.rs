@@ -201,13 +201,9 @@ fn common_variables(resolution: Option<&Resolution>) -> Vec<(String, String)> {
         }
     }
     if let Some(r) = resolution {
-        v.push((
-            "resolved".into(),
-            format!(
-                "variables.kfp_v2 && [variables.arg_pipeline_name, variables.path] in {}",
-                pairs(&r.known)
-            ),
-        ));
+        let (tables, test) = pair_tables("known", &r.known);
+        v.extend(tables);
+        v.push(("resolved".into(), format!("variables.kfp_v2 && ({test})")));
     }
     v
 }
@@ -224,12 +220,52 @@ fn regex_escape(s: &str) -> String {
     out
 }
 
-fn pairs(set: &BTreeSet<(String, String)>) -> String {
-    let items: Vec<String> = set
+/// Code points of CEL per pair table: well under the API server's limit
+/// of 100,000 per expression, however many pipeline files are given.
+const TABLE_CODE_POINTS: usize = 40_000;
+
+/// `set` as tables of task paths by pipeline name, each the variable
+/// `{name}_{i}` (a map lookup, not a scan of every pair), and the test that
+/// the pod's (pipeline, task path) is in one of them; `false` when empty.
+fn pair_tables(name: &str, set: &BTreeSet<(String, String)>) -> (Vec<(String, String)>, String) {
+    let mut by_pipeline: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (p, t) in set {
+        match by_pipeline.last_mut() {
+            Some((last, paths)) if last == p => paths.push(t),
+            _ => by_pipeline.push((p, vec![t])),
+        }
+    }
+    let mut tables: Vec<Vec<String>> = Vec::new();
+    let mut size = 0;
+    for (p, paths) in by_pipeline {
+        let entry = format!("{}: {}", lit(p), cel::lits(&paths));
+        let n = entry.chars().count() + 2;
+        if tables.is_empty() || size + n > TABLE_CODE_POINTS {
+            tables.push(Vec::new());
+            size = 0;
+        }
+        size += n;
+        tables.last_mut().expect("a table").push(entry);
+    }
+    let vars: Vec<(String, String)> = tables
         .iter()
-        .map(|(p, t)| format!("[{}, {}]", lit(p), lit(t)))
+        .enumerate()
+        .map(|(i, t)| (format!("{name}_{i}"), format!("{{{}}}", t.join(",\n  "))))
         .collect();
-    format!("[{}]", items.join(", "))
+    let tests: Vec<String> = vars
+        .iter()
+        .map(|(v, _)| {
+            format!(
+                "(variables.arg_pipeline_name in variables.{v} && variables.path in variables.{v}[variables.arg_pipeline_name])"
+            )
+        })
+        .collect();
+    let test = if tests.is_empty() {
+        "false".to_string()
+    } else {
+        tests.join(" || ")
+    };
+    (vars, test)
 }
 
 /// `variables.<list>` has an element a glob matches.
@@ -283,7 +319,13 @@ fn all(parts: &[String]) -> String {
 /// Whether the rule selects the pod: its roles, its globs over what the
 /// pod carries, and, for KFP v2 pods of the pipeline files, the task paths
 /// the rule selects in them.
-pub(super) fn rule_predicate(rule: &Rule, resolution: Option<&Resolution>) -> String {
+///
+/// Returns the variables the predicate reads (the rule's task tables,
+/// `tasks_<rule index>_<n>`) and the predicate.
+pub(super) fn rule_predicate(
+    rule: &Rule,
+    resolution: Option<&Resolution>,
+) -> (Vec<(String, String)>, String) {
     let roles = rule
         .matcher
         .pod_roles
@@ -306,23 +348,26 @@ pub(super) fn rule_predicate(rule: &Rule, resolution: Option<&Resolution>) -> St
     };
     let approx = format!("({matched}) && !({excluded})");
     let Some(r) = resolution else {
-        return format!("{} && {approx}", roles_test(&roles));
+        return (Vec::new(), format!("{} && {approx}", roles_test(&roles)));
     };
-    let key = "[variables.arg_pipeline_name, variables.path]";
-    let selected = &r.selected[rule.index];
+    let (mut tables, selected) =
+        pair_tables(&format!("tasks_{}", rule.index), &r.selected[rule.index]);
     let exact = match &rule.exclude.pod_roles {
         // `exclude` holds for these roles only: the others are judged by `match` alone.
-        Some(ex) => format!(
-            "({} ? {key} in {} : {key} in {})",
-            roles_test(ex),
-            pairs(selected),
-            pairs(&r.matched[rule.index])
-        ),
-        None => format!("{key} in {}", pairs(selected)),
+        Some(ex) => {
+            let (more, matched) =
+                pair_tables(&format!("matched_{}", rule.index), &r.matched[rule.index]);
+            tables.extend(more);
+            format!("({} ? ({selected}) : ({matched}))", roles_test(ex))
+        }
+        None => format!("({selected})"),
     };
-    format!(
-        "{} && (variables.resolved ? {exact} : {approx})",
-        roles_test(&roles)
+    (
+        tables,
+        format!(
+            "{} && (variables.resolved ? {exact} : {approx})",
+            roles_test(&roles)
+        ),
     )
 }
 
@@ -603,15 +648,20 @@ pub(super) fn rule_mutations(rule: &Rule) -> Vec<String> {
     vec![format!("{guard}{}", parts.join(" +\n  "))]
 }
 
-/// The policy object for these rules.
+/// The policy object for these rules, or what in it (with the rule it
+/// belongs to) is over a limit the API server enforces.
 pub(super) fn policy(
     name: &str,
     policy_name: &str,
     rules: &[&Rule],
     resolution: Option<&Resolution>,
     failure_policy: &str,
-) -> Json {
+) -> Result<Json, Vec<(Option<usize>, String)>> {
     let common = common_variables(resolution);
+    // The rule (by index) each variable and mutation belongs to, for the
+    // limits check.
+    let mut variable_rules: Vec<Option<usize>> = vec![None; common.len()];
+    let mut mutation_rules: Vec<Option<usize>> = vec![None];
     let mut variables: Vec<Json> = common
         .into_iter()
         .map(|(n, e)| json!({"name": n, "expression": e}))
@@ -624,7 +674,13 @@ pub(super) fn policy(
             v = format!("{v}_{}", r.index);
             used.insert(v.clone());
         }
-        variables.push(json!({"name": v, "expression": rule_predicate(r, resolution)}));
+        let (tables, predicate) = rule_predicate(r, resolution);
+        for (n, e) in tables {
+            variables.push(json!({"name": n, "expression": e}));
+            variable_rules.push(Some(r.index));
+        }
+        variables.push(json!({"name": v, "expression": predicate}));
+        variable_rules.push(Some(r.index));
         rule_vars.push((v, r));
     }
     // Which rules select the pod is worked out once, by the first mutation,
@@ -637,15 +693,32 @@ pub(super) fn policy(
         .collect();
     variables
         .push(json!({"name": "selected", "expression": super::selected_variable(policy_name)}));
+    variable_rules.push(None);
     let mut mutations: Vec<Json> = vec![
         json!({"patchType": "JSONPatch", "jsonPatch": {"expression": super::admitted_mutation(policy_name, &selections)}}),
     ];
     for (_, r) in &rule_vars {
         for m in rule_mutations(r) {
             mutations.push(json!({"patchType": "JSONPatch", "jsonPatch": {"expression": m}}));
+            mutation_rules.push(Some(r.index));
         }
     }
-    json!({
+    let mut over = Vec::new();
+    for (i, v) in variables.iter().enumerate() {
+        if let Some(m) = super::expression_over_limit(&v["expression"]) {
+            let name = v["name"].as_str().unwrap_or_default();
+            over.push((variable_rules[i], format!("its variable {name} {m}")));
+        }
+    }
+    for (i, v) in mutations.iter().enumerate() {
+        if let Some(m) = super::expression_over_limit(&v["jsonPatch"]["expression"]) {
+            over.push((mutation_rules[i], format!("its mutation {m}")));
+        }
+    }
+    if !over.is_empty() {
+        return Err(over);
+    }
+    Ok(json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingAdmissionPolicy",
         "metadata": {"name": name},
@@ -667,7 +740,7 @@ pub(super) fn policy(
             "variables": variables,
             "mutations": mutations,
         },
-    })
+    }))
 }
 
 /// A rule name as a CEL identifier.

@@ -375,6 +375,7 @@ fn landings(
         images: &c.images,
         pipelines: &c.pipelines,
         kind: &c.kind,
+        role: c.role,
     };
     policy
         .rules

@@ -254,6 +254,7 @@ impl Workflow {
                 names,
                 images: images_of(tree, t),
                 task_path: None,
+                role: Some(crate::matching::PodRole::Executor),
                 label: format!("template {tname:?} ({kind_key})"),
                 place: Place::Argo {
                     template: t,
@@ -320,6 +321,7 @@ impl Workflow {
                     names,
                     images: images_of(tree, inline),
                     task_path: None,
+                    role: Some(crate::matching::PodRole::Executor),
                     label: format!(
                         "inline template of {role} {cname:?} in template {tname:?} ({kind_key})"
                     ),

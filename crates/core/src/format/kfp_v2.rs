@@ -298,6 +298,7 @@ impl Pipeline {
                     names,
                     images,
                     task_path: Some(path.clone()),
+                    role: Some(crate::matching::PodRole::Executor),
                     label,
                     place: Place::KfpV2 {
                         executor: exec_label,

@@ -5,6 +5,7 @@
 pub mod argo;
 pub mod kfp_v2;
 mod object;
+pub mod pipeline_pod;
 pub mod pipeline_version;
 mod pod_spec_patch;
 mod podspec;
@@ -38,8 +39,12 @@ pub struct Component {
     /// Main container images.
     pub images: Vec<String>,
     /// A KFP v2 task's path from the root DAG (`outer/train`): with the
-    /// pipeline name, what identifies its pods at admission.
+    /// pipeline name, what identifies its pods at admission. A pipeline's
+    /// pod has the path admission reads from it, whatever its format.
     pub task_path: Option<String>,
+    /// What pod it stands for: `Some(Executor)` for a file's component; a
+    /// pipeline's pod read as admission reads it says its own.
+    pub role: Option<crate::matching::PodRole>,
     /// How messages name it: `task "train" (root/train)`.
     pub label: String,
     /// Where its scheduling lives.
@@ -54,6 +59,7 @@ impl Component {
             images: &self.images,
             pipelines: &self.pipelines,
             kind: &self.kind,
+            role: self.role,
         }
     }
 }
@@ -109,6 +115,7 @@ impl Doc {
             Doc::KfpV2(_) => "KFP v2 IR",
             Doc::Argo(w) if w.kfp_v1 => "KFP v1 (Argo)",
             Doc::Argo(_) => "Argo",
+            Doc::Workload(w) if w.pipeline_pod.is_some() => "pipeline pod",
             Doc::Workload(_) => "workload",
             Doc::KfpV2Platform => "KFP v2 platform spec",
             Doc::List(_) => "v1 List",

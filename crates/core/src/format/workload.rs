@@ -38,6 +38,9 @@ pub struct Workload {
     /// entry with `controller: true`, as `kubectl get` output has): its
     /// description (`ReplicaSet "train-5d8f"`) and the entry's node.
     pub owner: Option<(String, NodeId)>,
+    /// A pipeline's pod (one a workflow made), read as admission reads it;
+    /// with the value of its `kfsched.dev/admitted` annotation.
+    pub pipeline_pod: Option<(super::pipeline_pod::PodReading, Option<String>)>,
 }
 
 impl Workload {
@@ -86,21 +89,58 @@ impl Workload {
                 }
             }
         }
+        let mut component = Component {
+            kind: kind.to_string(),
+            pipelines: Vec::new(),
+            names: if name.is_empty() {
+                vec![]
+            } else {
+                vec![name.clone()]
+            },
+            images,
+            task_path: None,
+            role: Some(crate::matching::PodRole::Executor),
+            label: format!("{kind} {name:?}"),
+            place: Place::Workload(PodTemplate { template, spec }),
+        };
+        // A pod a workflow made is matched as admission matches it: by
+        // what the pod says of its pipeline, task and role.
+        let pod = (kind == "Pod")
+            .then(|| effective_value(tree, root).to_json())
+            .and_then(|j| {
+                let admitted = j["metadata"]["annotations"]
+                    [super::pipeline_pod::ADMITTED_ANNOTATION]
+                    .as_str()
+                    .map(str::to_string);
+                super::pipeline_pod::read(&j).map(|r| (r, admitted))
+            });
+        if let Some((r, _)) = &pod {
+            component.kind = r.kind.to_string();
+            component.pipelines = r.pipelines.clone();
+            component.names = r.names.clone();
+            component.images = r.images.clone();
+            component.role = r.role;
+            component.task_path = (!r.path.is_empty()).then(|| r.path.clone());
+            let what = match (r.kfp_v2, r.kfp_v1) {
+                (true, _) => "KFP v2",
+                (_, true) => "KFP v1",
+                _ => "Argo",
+            };
+            let role = r.role.map_or("pod of no known role", |x| x.name());
+            let task = if r.path.is_empty() {
+                String::new()
+            } else {
+                format!(" of task {:?}", r.path)
+            };
+            component.label = format!(
+                "Pod {name:?} ({what} {role}{task}, workflow {:?})",
+                r.workflow
+            );
+        }
         Ok(Some(Workload {
             owner: controller(tree, root),
-            component: Component {
-                kind: kind.to_string(),
-                pipelines: Vec::new(),
-                names: if name.is_empty() {
-                    vec![]
-                } else {
-                    vec![name.clone()]
-                },
-                images,
-                task_path: None,
-                label: format!("{kind} {name:?}"),
-                place: Place::Workload(PodTemplate { template, spec }),
-            },
+            component,
+            pipeline_pod: pod,
         }))
     }
 }

@@ -177,6 +177,7 @@ fn pod_roles_default_to_executors_and_reach_files_only_through_them() {
         images: &[],
         pipelines: &[],
         kind: "Workflow",
+        role: Some(PodRole::Executor),
     };
     let verdicts: Vec<bool> = p.rules.iter().map(|r| r.judge(&s).selected()).collect();
     assert_eq!(verdicts, [true, false, true, false]);
