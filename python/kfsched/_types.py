@@ -23,6 +23,12 @@ class ExplainedComponent(TypedDict):
     component: str
     kind: str
     pipeline: Optional[str]
+    pipelines: List[str]
+    #: ``executor``, ``driver`` or ``importer``: a file's component is an
+    #: executor; a pipeline's pod says its own (``None`` when it says none).
+    role: Optional[str]
+    #: The task path (a KFP v2 task's, or a pipeline pod's as admission reads it).
+    taskPath: Optional[str]
     names: List[str]
     images: List[str]
     rules: List[RuleVerdict]

@@ -8,6 +8,7 @@
 
 mod agreement;
 mod apply;
+mod audit;
 mod cost;
 mod drivers;
 mod harness;

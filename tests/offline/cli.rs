@@ -1335,7 +1335,7 @@ fn no_kubeconfig_is_one_line_and_p_is_refused_where_no_policy_is_read() {
         (r.code, r.stderr.as_str()),
         (
             2,
-            "error: -p/--policy: `node cordon` reads no policy (rewrite, diff, explain, check, validate, init, fn, export admission, node apply and node diff do)\n"
+            "error: -p/--policy: `node cordon` reads no policy (rewrite, diff, explain, check, audit, validate, init, fn, export admission, node apply and node diff do)\n"
         )
     );
     let r = run_in(

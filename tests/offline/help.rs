@@ -100,6 +100,7 @@ fn section_commands(title: &str) -> Vec<&'static str> {
         "drain" => vec!["node drain"],
         "node apply and node diff" => vec!["node apply", "node diff"],
         "export admission" => vec!["export admission"],
+        "audit: what the cluster did" => vec!["audit"],
         _ => vec![],
     }
 }
@@ -194,6 +195,7 @@ fn every_commands_help_lists_the_flags_of_its_guide_table() {
         "validate",
         "init",
         "check",
+        "audit",
         "fn",
         "export admission",
     ]
@@ -235,6 +237,7 @@ fn policy_and_verbose_flags_only_where_they_are_used() {
         "validate",
         "init",
         "check",
+        "audit",
         "fn",
         "export admission",
         "node apply",
@@ -246,6 +249,7 @@ fn policy_and_verbose_flags_only_where_they_are_used() {
         "explain",
         "validate",
         "check",
+        "audit",
         "export admission",
     ]
     .into_iter()
@@ -260,6 +264,7 @@ fn policy_and_verbose_flags_only_where_they_are_used() {
         "init",
         "schema",
         "check",
+        "audit",
         "fn",
         "export admission",
         "completion",

@@ -14,6 +14,7 @@
 //! Conflict ([`edit`]), so concurrent editors never lose each other's
 //! changes (the lost update that `kubectl taint` is prone to).
 
+pub mod audit;
 pub mod check;
 pub mod client;
 pub mod cordon;

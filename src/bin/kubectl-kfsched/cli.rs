@@ -59,6 +59,9 @@ pub enum Command {
     /// Say which nodes each component can be scheduled on, as kube-scheduler would (exit 1 when one fits none)
     #[command(after_help = crate::check::HELP)]
     Check(Box<CheckArgs>),
+    /// Compare the live cluster with the policy: pipeline pods, pool nodes, admission objects (read-only; exit 1 when something differs)
+    #[command(after_help = crate::audit::HELP)]
+    Audit(Box<crate::audit::AuditArgs>),
     /// Run as a KRM function: ResourceList on stdin, ResourceList on stdout
     Fn(FnArgs),
     /// Export the policy for the cluster to enforce

@@ -1,6 +1,7 @@
 //! `kubectl kfsched`: parse the command line, run one command, print errors
 //! once, exit with SPEC §4's code. A broken pipe is not an error.
 
+mod audit;
 mod check;
 mod cli;
 mod complete;
@@ -132,6 +133,7 @@ fn run() -> Result<Exit, Box<dyn std::error::Error>> {
             Ok(Exit::Ok)
         }
         Command::Check(a) => Ok(check::run(*a)),
+        Command::Audit(a) => audit::run(*a),
         Command::Fn(a) => offline::krm(a),
         Command::Export(cli::ExportCommand::Admission(a)) => export::admission(a),
         Command::Node(a) => Ok(node::run(*a)),
@@ -171,6 +173,7 @@ fn hand_on(
             Command::Validate(a) => Some(&mut a.policy.policy),
             Command::Init(a) => Some(&mut a.policy),
             Command::Check(a) => Some(&mut a.policy),
+            Command::Audit(a) => Some(&mut a.policy),
             Command::Fn(a) => Some(&mut a.policy),
             Command::Export(cli::ExportCommand::Admission(a)) => Some(&mut a.policy.policy),
             Command::Node(a) => match &mut a.command {
@@ -183,7 +186,7 @@ fn hand_on(
         match slot {
             None => {
                 return Err(format!(
-                    "-p/--policy: `{name}` reads no policy (rewrite, diff, explain, check, validate, init, fn, export admission, node apply and node diff do)"
+                    "-p/--policy: `{name}` reads no policy (rewrite, diff, explain, check, audit, validate, init, fn, export admission, node apply and node diff do)"
                 ));
             }
             Some(Some(own)) if *own != p => {
@@ -203,6 +206,8 @@ fn hand_on(
             Command::Explain(a) => &mut a.verbose.verbose,
             Command::Validate(a) => &mut a.verbose,
             Command::Check(a) => &mut a.verbose.verbose,
+            Command::Audit(a) => &mut a.verbose.verbose,
+            Command::Export(cli::ExportCommand::Admission(a)) => &mut a.verbose.verbose,
             Command::Node(a) => &mut a.verbose,
             _ => return Err(format!("-v/--verbose: `{name}` has nothing more to say")),
         };
@@ -222,6 +227,7 @@ fn command_name(command: &Command) -> String {
         Command::Init(_) => "init",
         Command::Schema => "schema",
         Command::Check(_) => "check",
+        Command::Audit(_) => "audit",
         Command::Fn(_) => "fn",
         Command::Export(cli::ExportCommand::Admission(_)) => "export admission",
         Command::Node(a) => match a.command {

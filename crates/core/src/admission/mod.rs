@@ -133,7 +133,7 @@ pub struct PoolReport {
 }
 
 /// The exported objects and what they do.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Export {
     /// The pod policy and its binding, then the node policy and its binding
     /// when a pool has labels or taints.
