@@ -528,7 +528,15 @@ fn the_source_build_pip_runs_is_stripped_like_the_wheels() {
             // A fresh target directory: the sdist's files carry the archive's
             // fixed mtimes, so cargo would take an earlier build of other
             // sources for fresh.
-            .env("CARGO_TARGET_DIR", scratch.path().join("target")),
+            .env("CARGO_TARGET_DIR", scratch.path().join("target"))
+            // maturin's build backend runs `maturin` from PATH, as it
+            // would from the build environment pip makes.
+            .env("PATH", {
+                let venv = maturin.parent().expect("venv bin").to_path_buf();
+                let rest = std::env::var_os("PATH").unwrap_or_default();
+                std::env::join_paths(std::iter::once(venv).chain(std::env::split_paths(&rest)))
+                    .expect("PATH")
+            }),
         None,
     )
     .ok();
