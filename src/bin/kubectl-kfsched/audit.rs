@@ -238,7 +238,7 @@ fn policy_reports(policy: &str, findings: &[Finding]) -> Vec<Json> {
         };
         by_ns.entry(ns).or_default().push(f);
     }
-    let now = chrono_free_now();
+    let now = unix_seconds();
     by_ns
         .into_iter()
         .map(|(ns, group)| {
@@ -305,7 +305,7 @@ fn policy_reports(policy: &str, findings: &[Finding]) -> Vec<Json> {
 }
 
 /// Seconds since the epoch, for the results' timestamps.
-fn chrono_free_now() -> u64 {
+fn unix_seconds() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
