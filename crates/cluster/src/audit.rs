@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject, ListParams};
 use serde_json::{Value as Json, json};
@@ -115,18 +114,19 @@ pub async fn fetch(
     namespace: Option<&str>,
     name_prefix: &str,
 ) -> Result<Fetched, Error> {
-    let api: Api<Pod> = match namespace {
-        Some(ns) => Api::namespaced(clients.main.clone(), ns),
-        None => Api::all(clients.main.clone()),
-    };
-    // The pools' nodes first: where a pod landed is judged against them.
-    let nodes = if policy.pools.is_empty() {
-        Vec::new()
-    } else {
-        pools::plan(clients, policy, &PoolOptions::default())
-            .await?
-            .plans
-    };
+    // The pools' nodes first, planned page by page (only the plans are
+    // kept): where a pod landed is judged against them.
+    let mut nodes = Vec::new();
+    if !policy.pools.is_empty() {
+        pools::require_name(policy)?;
+        let opts = PoolOptions::default();
+        crate::edit::for_each_node_page(clients, None, |page| {
+            nodes.extend(pools::plan_all(policy, &page, &opts)?);
+            Ok(())
+        })
+        .await?;
+        nodes.sort_by(|a, b| a.node.cmp(&b.node));
+    }
     let node_pools: BTreeMap<String, Vec<String>> = nodes
         .iter()
         .map(|p| (p.node.clone(), p.pools.clone()))
@@ -135,19 +135,37 @@ pub async fn fetch(
     let mut pods_read = 0;
     let mut token: Option<String> = None;
     let mut pod_pages = 0;
+    // Pages as JSON: the pods are read as admission reads JSON, with no
+    // typed copy of each.
+    let path = match namespace {
+        Some(ns) => format!("/api/v1/namespaces/{ns}/pods"),
+        None => "/api/v1/pods".to_string(),
+    };
     loop {
         let mut lp = ListParams::default().limit(PAGE).labels(WORKFLOW_LABEL);
         if let Some(t) = &token {
             lp = lp.continue_token(t);
         }
-        let page = api
+        let req = kube::core::Request::new(&path)
             .list(&lp)
+            .map_err(|e| Error::Malformed(format!("cannot build the request: {e}")))?;
+        let mut page: Json = clients
+            .main
+            .request::<Json>(req)
             .await
             .map_err(|e| Error::api("cannot list pods", e))?;
+        let items = match page.get_mut("items").map(Json::take) {
+            Some(Json::Array(items)) => items,
+            _ => Vec::new(),
+        };
         pod_pages += 1;
-        pods_read += page.items.len();
-        pod_findings.extend(pods(policy, &page.items, &node_pools));
-        token = page.metadata.continue_.filter(|t| !t.is_empty());
+        pods_read += items.len();
+        pod_findings.extend(pods(policy, items, &node_pools));
+        token = page
+            .pointer("/metadata/continue")
+            .and_then(Json::as_str)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string);
         if token.is_none() {
             break;
         }
@@ -220,11 +238,14 @@ pub fn judge(policy: &Policy, fetched: &Fetched, fresh: &admission::Export) -> V
 /// reads it and judged by the rules' selectors; only the pods some rule
 /// selects go through the merge (most pods of a cluster are selected by
 /// none, and reading them is most of the work).
-fn pods(policy: &Policy, page: &[Pod], node_pools: &BTreeMap<String, Vec<String>>) -> Vec<Finding> {
-    let mut selected: Vec<&Pod> = Vec::new();
+fn pods(
+    policy: &Policy,
+    page: Vec<Json>,
+    node_pools: &BTreeMap<String, Vec<String>>,
+) -> Vec<Finding> {
+    let mut selected: Vec<Json> = Vec::new();
     let mut inputs: Vec<Input> = Vec::new();
-    for p in page {
-        let mut j = serde_json::to_value(p).unwrap_or(Json::Null);
+    for mut j in page {
         let Some(r) = pipeline_pod::read(&j) else {
             continue;
         };
@@ -242,13 +263,14 @@ fn pods(policy: &Policy, page: &[Pod], node_pools: &BTreeMap<String, Vec<String>
         {
             continue;
         }
+        // List items carry no type.
         j["apiVersion"] = json!("v1");
         j["kind"] = json!("Pod");
         inputs.push(Input {
-            file: format!("pod/{}", p.metadata.name.as_deref().unwrap_or_default()),
+            file: format!("pod/{}", j["metadata"]["name"].as_str().unwrap_or_default()),
             bytes: serde_json::to_vec(&j).unwrap_or_default(),
         });
-        selected.push(p);
+        selected.push(j);
     }
     let opts = Options {
         details: true,
@@ -281,7 +303,7 @@ fn pods(policy: &Policy, page: &[Pod], node_pools: &BTreeMap<String, Vec<String>
                 problems.push("the pod does not carry what its rules ask".into());
             }
         }
-        let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
+        let node = pod["spec"]["nodeName"].as_str().filter(|n| !n.is_empty());
         for r in &rules {
             let Some(pool) = &r.pool else { continue };
             if let Some(n) = node {
@@ -299,18 +321,17 @@ fn pods(policy: &Policy, page: &[Pod], node_pools: &BTreeMap<String, Vec<String>
                 }
             }
         }
-        let status = pod.status.as_ref();
-        let pending = status
-            .and_then(|s| s.conditions.as_ref())
+        let pending = pod["status"]["conditions"]
+            .as_array()
             .and_then(|cs| {
                 cs.iter()
-                    .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+                    .find(|c| c["type"] == "PodScheduled" && c["status"] == "False")
             })
             .map(|c| {
                 format!(
                     "Pending ({}): {}",
-                    c.reason.as_deref().unwrap_or("not scheduled"),
-                    c.message.as_deref().unwrap_or_default()
+                    c["reason"].as_str().unwrap_or("not scheduled"),
+                    c["message"].as_str().unwrap_or_default()
                 )
             });
         let outcome = if !problems.is_empty() {
@@ -332,9 +353,12 @@ fn pods(policy: &Policy, page: &[Pod], node_pools: &BTreeMap<String, Vec<String>
         }
         out.push(Finding {
             subject: Subject::Pod,
-            namespace: pod.metadata.namespace.clone(),
-            name: pod.metadata.name.clone().unwrap_or_default(),
-            uid: pod.metadata.uid.clone(),
+            namespace: pod["metadata"]["namespace"].as_str().map(str::to_string),
+            name: pod["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            uid: pod["metadata"]["uid"].as_str().map(str::to_string),
             rules: rules.iter().map(|r| r.name.clone()).collect(),
             outcome,
             message,

@@ -167,6 +167,21 @@ pub async fn resolve(clients: &Clients, targets: &Targets) -> Result<Vec<Fetched
 /// Lists nodes in pages of [`CHUNK_SIZE`].
 pub async fn list_nodes(clients: &Clients, selector: Option<&str>) -> Result<Vec<Fetched>, Error> {
     let mut out = Vec::new();
+    for_each_node_page(clients, selector, |page| {
+        out.extend(page);
+        Ok(())
+    })
+    .await?;
+    Ok(out)
+}
+
+/// Lists nodes in pages of [`CHUNK_SIZE`], handing each page to `f` as it
+/// comes (so a caller that keeps little of a node holds one page at a time).
+pub async fn for_each_node_page(
+    clients: &Clients,
+    selector: Option<&str>,
+    mut f: impl FnMut(Vec<Fetched>) -> Result<(), Error>,
+) -> Result<(), Error> {
     let mut token: Option<String> = None;
     loop {
         let mut lp = ListParams::default().limit(CHUNK_SIZE);
@@ -186,6 +201,7 @@ pub async fn list_nodes(clients: &Clients, selector: Option<&str>) -> Result<Vec
             Some(Json::Array(items)) => items,
             _ => Vec::new(),
         };
+        let mut fetched = Vec::with_capacity(items.len());
         for mut item in items {
             // List items carry no type; the PUT body needs it.
             if let Some(o) = item.as_object_mut() {
@@ -194,15 +210,16 @@ pub async fn list_nodes(clients: &Clients, selector: Option<&str>) -> Result<Vec
                 o.entry("kind")
                     .or_insert_with(|| Json::String("Node".into()));
             }
-            out.push(Fetched::from_raw(item)?);
+            fetched.push(Fetched::from_raw(item)?);
         }
+        f(fetched)?;
         token = page
             .pointer("/metadata/continue")
             .and_then(Json::as_str)
             .filter(|t| !t.is_empty())
             .map(str::to_string);
         if token.is_none() {
-            return Ok(out);
+            return Ok(());
         }
     }
 }
