@@ -87,41 +87,14 @@ pub fn run(a: AuditArgs) -> Result<Exit, Box<dyn std::error::Error>> {
         },
     )
     .unwrap_or_default();
-    let copts = match a.connection.clone().options() {
-        Ok(o) => o,
-        Err(e) => {
-            report::error(Category::Usage, e);
-            return Ok(Exit::Usage);
-        }
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
     let namespace = a.namespace.clone();
-    let result = runtime.block_on(async {
-        let clients = kfsched::node::client::connect(&copts).await?;
-        if verbose {
-            report::message(
-                Level::Info,
-                Category::Cluster,
-                format_args!("connecting to {} ({})", clients.server, clients.source),
-            );
-        }
-        audit::fetch(&clients, &policy, namespace.as_deref(), &a.name_prefix).await
-    });
-    runtime.shutdown_background();
-    let fetched = match result {
+    let prefix = a.name_prefix.clone();
+    let policy_for_fetch = &policy;
+    let fetched = match crate::live::run(&a.connection, verbose, |clients| async move {
+        audit::fetch(&clients, policy_for_fetch, namespace.as_deref(), &prefix).await
+    }) {
         Ok(f) => f,
-        Err(e) => {
-            let exit = crate::exit::of_node_error(&e);
-            let category = if exit == Exit::Cluster {
-                Category::Cluster
-            } else {
-                Category::Usage
-            };
-            report::error(category, e);
-            return Ok(exit);
-        }
+        Err(e) => return Ok(e),
     };
     if verbose {
         report::message(

@@ -7,8 +7,9 @@ use kfsched::admission::{self, Exactness, FailurePolicy};
 
 use crate::cli::{ApiVersionArg, ExportAdmissionArgs, ExportOutput, FailurePolicyArg};
 use crate::exit::Exit;
+use crate::inputs::read_inputs;
 use crate::notices;
-use crate::offline::{load_policy, print_diags, read_inputs};
+use crate::offline::{load_policy, print_diags};
 use crate::report::{self, Category, Level};
 
 type R = Result<Exit, Box<dyn std::error::Error>>;

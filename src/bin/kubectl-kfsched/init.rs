@@ -12,7 +12,8 @@ use kfsched::rewrite;
 
 use crate::cli::InitArgs;
 use crate::exit::Exit;
-use crate::offline::{print_diags, read_inputs};
+use crate::inputs::read_inputs;
+use crate::offline::print_diags;
 use crate::report::{self, Category, Level};
 
 type R = Result<Exit, Box<dyn std::error::Error>>;

@@ -11,6 +11,8 @@ mod exit;
 mod export;
 mod habits;
 mod init;
+mod inputs;
+mod live;
 mod node;
 mod notices;
 mod offline;
