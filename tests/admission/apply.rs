@@ -45,7 +45,7 @@ fn kubectl_diff_shows_drift_and_pod_anti_affinity_reaches_kfp_v2_pods() {
         std::fs::write(&policy, POLICY.replace("weight: 50", "weight: 70")).expect("write");
         let changed = scope.export(&["-p", &p]);
         let diff = kubectl_stdin(&scope.cluster, &["diff", "-f", "-"], &changed, 1);
-        assert!(diff.contains("weight: 70"), "{diff}");
+        assert!(diff.contains("'weight': dyn(70)"), "{diff}");
         // The task's executor pod gets the anti-affinity (from the applied policy).
         let ir = json!({
             "pipelineInfo": {"name": "spread"},

@@ -65,8 +65,6 @@ pub enum Value {
     EmptyList,
     /// One Object initializer (which may hold lists of initializers).
     Object(String),
-    /// An element the object already has (an expression over `object`).
-    Existing(String),
 }
 
 impl Value {
@@ -75,7 +73,7 @@ impl Value {
             Value::Str(s) => lit(s),
             Value::StringMap(m) => string_map(m),
             Value::EmptyList => "[]".into(),
-            Value::Object(o) | Value::Existing(o) => o.clone(),
+            Value::Object(o) => o.clone(),
         }
     }
 }
@@ -226,26 +224,79 @@ pub fn pod_affinity_term() -> Shape {
     ])
 }
 
-/// core/v1 TopologySpreadConstraint.
-pub fn topology_spread_constraint() -> Shape {
-    Shape::Object(vec![
-        ("maxSkew", Shape::Scalar),
-        ("topologyKey", Shape::Scalar),
-        ("whenUnsatisfiable", Shape::Scalar),
-        ("labelSelector", label_selector()),
-        ("minDomains", Shape::Scalar),
-        ("nodeAffinityPolicy", Shape::Scalar),
-        ("nodeTaintsPolicy", Shape::Scalar),
-        ("matchLabelKeys", Shape::List(Box::new(Shape::Scalar))),
-    ])
-}
-
 /// core/v1 WeightedPodAffinityTerm.
 pub fn weighted_pod_affinity_term() -> Shape {
     Shape::Object(vec![
         ("weight", Shape::Scalar),
         ("podAffinityTerm", pod_affinity_term()),
     ])
+}
+
+/// A JSON value of the policy as a CEL data literal: maps and lists whose
+/// items are not all strings hold each item in `dyn(...)`, as CEL's
+/// homogeneous literals require; nulls are left out, as the API server
+/// drops them. The JSON Patch of the pod policy carries data, not Object
+/// initializers: data can be computed in variables, and the API server
+/// writes it as the JSON it is.
+pub fn data(v: &Json) -> String {
+    let wrap = |items: Vec<(Option<String>, &Json)>, open: char, close: char| {
+        let all_strings = items.iter().all(|(_, x)| x.is_string());
+        let parts: Vec<String> = items
+            .iter()
+            .map(|(k, x)| {
+                let value = if all_strings {
+                    data(x)
+                } else {
+                    format!("dyn({})", data(x))
+                };
+                match k {
+                    Some(k) => format!("{}: {value}", lit(k)),
+                    None => value,
+                }
+            })
+            .collect();
+        format!("{open}{}{close}", parts.join(", "))
+    };
+    match v {
+        Json::Object(m) => wrap(
+            m.iter()
+                .filter(|(_, x)| !x.is_null())
+                .map(|(k, x)| (Some(k.clone()), x))
+                .collect(),
+            '{',
+            '}',
+        ),
+        Json::Array(items) => wrap(items.iter().map(|x| (None, x)).collect(), '[', ']'),
+        Json::String(s) => lit(s),
+        Json::Number(n) => n.to_string(),
+        Json::Bool(b) => b.to_string(),
+        Json::Null => "null".into(),
+    }
+}
+
+/// One JSON Patch operation as data (`{'op': ..., 'path': ..., 'value': ...}`),
+/// which the pod policy's mutation turns into a JSONPatch; `path` and
+/// `value` are CEL expressions.
+pub fn op_data(op: &str, path: &str, value: Option<&str>) -> String {
+    match value {
+        Some(v) => format!(
+            "{{'op': dyn({}), 'path': dyn({path}), 'value': dyn({v})}}",
+            lit(op)
+        ),
+        None => format!("{{'op': dyn({}), 'path': dyn({path})}}", lit(op)),
+    }
+}
+
+/// `add` of `value` (a CEL expression) at a constant path, as data.
+pub fn put(path: &str, value: &str) -> String {
+    op_data("add", &lit(path), Some(value))
+}
+
+/// The JSONPatch operations of a list of [`op_data`] entries.
+pub fn patches(list: &str) -> String {
+    format!(
+        "{list}.map(p, has(p.value) ? JSONPatch{{op: string(p.op), path: string(p.path), value: p.value}} : JSONPatch{{op: string(p.op), path: string(p.path)}})"
+    )
 }
 
 #[cfg(test)]
@@ -276,6 +327,21 @@ mod tests {
                 &v
             ),
             "Object.spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution{labelSelector: Object.spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution.labelSelector{matchLabels: {'a': 'b'}}, topologyKey: 'zone'}"
+        );
+    }
+
+    #[test]
+    fn data_literals_are_homogeneous() {
+        let v = serde_json::json!({"key": "k", "operator": "Exists", "tolerationSeconds": 30, "x": null});
+        assert_eq!(
+            data(&v),
+            "{'key': dyn('k'), 'operator': dyn('Exists'), 'tolerationSeconds': dyn(30)}"
+        );
+        assert_eq!(data(&serde_json::json!({"a": "b"})), "{'a': 'b'}");
+        assert_eq!(data(&serde_json::json!(["a", 1])), "[dyn('a'), dyn(1)]");
+        assert_eq!(
+            put("/spec/x", "[]"),
+            "{'op': dyn('add'), 'path': dyn('/spec/x'), 'value': dyn([])}"
         );
     }
 }

@@ -11,9 +11,11 @@
 
 mod cel;
 mod nodes;
+mod ops;
 mod pods;
 mod regex;
 mod render;
+mod state;
 mod terms;
 
 use std::collections::BTreeSet;
@@ -396,17 +398,6 @@ fn expression_over_limit(e: &Json) -> Option<String> {
 /// the policies of two teams keep each other's.
 fn entry_prefix(policy: &str) -> String {
     format!("{policy}:")
-}
-
-/// The names this policy's entry of the annotation lists.
-fn selected_variable(policy: &str) -> String {
-    let prefix = entry_prefix(policy);
-    format!(
-        "object.metadata.?annotations[?{}].orValue('').split(';').filter(e, e.startsWith({})).map(e, e.substring({}).split(',')).flatten()",
-        cel::lit(ADMITTED_ANNOTATION),
-        cel::lit(&prefix),
-        prefix.chars().count()
-    )
 }
 
 /// Sets this policy's entry of the annotation to the names whose

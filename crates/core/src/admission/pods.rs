@@ -8,12 +8,13 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value as Json, json};
 
-use super::cel::{self, Value, add, lit, lits, pointer_segment};
+use super::cel::{self, lit, lits};
+use super::ops;
 use super::regex::glob_to_re2;
+use super::state::{Chain, State};
 use super::terms;
 use crate::matching::{Glob, PodRole, Selector};
-use crate::policy::{Rule, Strategy};
-use crate::scheduling::{Shape, TolKey, tol_from_raw, tol_value};
+use crate::policy::Rule;
 
 /// What the pipeline files given to the export say: the KFP v2 components
 /// they hold, and which of them each rule selects, so that a rule selects
@@ -371,283 +372,6 @@ pub(super) fn rule_predicate(
     )
 }
 
-/// A rule's tolerations in the pod's shape, each with its comparable key,
-/// duplicates after the first left out (the merge would not add them
-/// twice, and `strategy: replace` keeps one of each).
-fn rule_tolerations(rule: &Rule) -> Vec<(TolKey, Json)> {
-    let mut out: Vec<(TolKey, Json)> = Vec::new();
-    for t in &rule.tolerations {
-        let v = tol_value(t, Shape::K8s);
-        if let Some(key) = tol_from_raw(&v).key {
-            if !out.iter().any(|(k, _)| *k == *key) {
-                out.push(((*key).clone(), v.to_json()));
-            }
-        }
-    }
-    out
-}
-
-/// A pod toleration `x` equals the policy's (SPEC §3: key, operator with
-/// empty as Equal, value, effect, tolerationSeconds as an integer).
-fn toleration_equals(x: &str, k: &TolKey) -> String {
-    let op = if k.operator == "Equal" {
-        format!("{x}.?operator.orValue('') in ['', 'Equal']")
-    } else {
-        format!("{x}.?operator.orValue('') == {}", lit(&k.operator))
-    };
-    let seconds = match k.seconds {
-        Some(s) => {
-            format!("{x}.?tolerationSeconds.orValue(-1) == {s} && has({x}.tolerationSeconds)")
-        }
-        None => format!("!has({x}.tolerationSeconds)"),
-    };
-    format!(
-        "{x}.?key.orValue('') == {} && {op} && {x}.?value.orValue('') == {} && {x}.?effect.orValue('') == {} && {seconds}",
-        lit(&k.key),
-        lit(&k.value),
-        lit(&k.effect)
-    )
-}
-
-const TOLERATION: &str = "Object.spec.tolerations";
-
-/// DefaultTolerationSeconds gives every pod these (`node.kubernetes.io/not-ready`
-/// and `unreachable`, NoExecute, 300 s) before any policy runs, and again
-/// when a policy's change sends the pod through the chain once more: a
-/// `strategy: replace` keeps them, as the pod of a rewritten file gets them
-/// after the template's tolerations.
-fn default_toleration(x: &str) -> String {
-    format!(
-        "{x}.?key.orValue('') in ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable'] && {x}.?operator.orValue('') == 'Exists' && {x}.?effect.orValue('') == 'NoExecute'"
-    )
-}
-
-/// The JSON Patch operations of a rule's tolerations.
-fn toleration_ops(rule: &Rule) -> Vec<String> {
-    let tols = rule_tolerations(rule);
-    if tols.is_empty() {
-        return Vec::new();
-    }
-    let current = "object.spec.?tolerations.orValue([])";
-    if rule.strategy == Strategy::Replace && rule.names_tolerations {
-        // Replaced unless the pod has exactly these (the defaults aside), in order.
-        let mut same = vec![format!(
-            "size({current}.filter(x, !({}))) == {}",
-            default_toleration("x"),
-            tols.len()
-        )];
-        for (i, (k, _)) in tols.iter().enumerate() {
-            same.push(format!(
-                "[{current}.filter(x, !({}))].map(l, {})[0]",
-                default_toleration("x"),
-                toleration_equals(&format!("l[{i}]"), k)
-            ));
-        }
-        let covered: Vec<String> = tols
-            .iter()
-            .map(|(k, _)| format!("x.?key.orValue('') == {}", lit(&k.key)))
-            .collect();
-        let mut ops = vec![add("/spec/tolerations", &Value::EmptyList)];
-        for (_, v) in &tols {
-            ops.push(add(
-                "/spec/tolerations/-",
-                &Value::Object(cel::object(TOLERATION, v)),
-            ));
-        }
-        return vec![format!(
-            "({}) ? [] :\n  [{}] +\n  {current}.filter(x, ({}) && !({})).map(x, {})",
-            all(&same),
-            ops.join(",\n   "),
-            default_toleration("x"),
-            covered.join(" || "),
-            cel::patch("add", "'/spec/tolerations/-'", &Value::Existing("x".into()))
-        )];
-    }
-    let mut out = vec![format!(
-        "(has(object.spec.tolerations) ? [] : [{}])",
-        add("/spec/tolerations", &Value::EmptyList)
-    )];
-    for (k, v) in &tols {
-        out.push(format!(
-            "({current}.exists(x, {}) ? [] :\n   [{}])",
-            toleration_equals("x", k),
-            add(
-                "/spec/tolerations/-",
-                &Value::Object(cel::object(TOLERATION, v))
-            )
-        ));
-    }
-    vec![out.join(" +\n  ")]
-}
-
-/// A map of strings at `path` (`/spec/nodeSelector`, `/metadata/labels`):
-/// each key set to the rule's value, or the whole map replaced.
-fn map_ops(path: &str, cel_path: &str, pairs: &[(String, String)], replace: bool) -> Vec<String> {
-    if pairs.is_empty() {
-        return Vec::new();
-    }
-    let whole = add(path, &Value::StringMap(pairs.to_vec()));
-    let has_all: Vec<String> = pairs
-        .iter()
-        .map(|(k, v)| {
-            format!(
-                "{} in {cel_path} && {cel_path}[{}] == {}",
-                lit(k),
-                lit(k),
-                lit(v)
-            )
-        })
-        .collect();
-    let parent_has = format!("has({cel_path})");
-    if replace {
-        return vec![format!(
-            "{parent_has} && size({cel_path}) == {} && {} ? [] : [{whole}]",
-            pairs.len(),
-            has_all.join(" && ")
-        )];
-    }
-    let mut each = Vec::new();
-    for ((k, v), present) in pairs.iter().zip(&has_all) {
-        each.push(format!(
-            "({present} ? [] : [{}])",
-            add(
-                &format!("{path}/{}", pointer_segment(k)),
-                &Value::Str(v.clone())
-            )
-        ));
-    }
-    vec![format!(
-        "(!{parent_has} ? [{whole}] :\n   {})",
-        each.join(" +\n   ")
-    )]
-}
-
-/// `priorityClassName`, `schedulerName`, `runtimeClassName`: set to the
-/// rule's value. A new priority class also drops the `priority` (and
-/// `preemptionPolicy`) the Priority admission plugin computed from the old
-/// one: the plugin runs again once a policy changed the pod, computes them
-/// from the new class, and would refuse a pod whose priority disagrees.
-fn name_ops(rule: &Rule) -> Vec<String> {
-    let mut out = Vec::new();
-    for (field, value) in [
-        ("priorityClassName", &rule.priority_class_name),
-        ("schedulerName", &rule.scheduler_name),
-        ("runtimeClassName", &rule.runtime_class_name),
-    ] {
-        let Some(v) = value else { continue };
-        let extra = if field == "priorityClassName" {
-            " +\n   (has(object.spec.priority) ? [JSONPatch{op: 'remove', path: '/spec/priority'}] : []) +\n   (has(object.spec.preemptionPolicy) ? [JSONPatch{op: 'remove', path: '/spec/preemptionPolicy'}] : [])"
-        } else {
-            ""
-        };
-        out.push(format!(
-            "object.spec.?{field}.orValue('') == {} ? [] :\n  [{}]{extra}",
-            lit(v),
-            add(&format!("/spec/{field}"), &Value::Str(v.clone()))
-        ));
-    }
-    out
-}
-
-/// Topology spread constraints: each appended unless the pod has one with
-/// its topologyKey and whenUnsatisfiable; under `strategy: replace` the
-/// list becomes the rule's unless it already is.
-fn spread_ops(rule: &Rule) -> Vec<String> {
-    let items: Vec<Json> = rule
-        .topology_spread_constraints
-        .iter()
-        .map(crate::scheduling::ser)
-        .collect();
-    if items.is_empty() {
-        return Vec::new();
-    }
-    const TYPE: &str = "Object.spec.topologySpreadConstraints";
-    let current = "object.spec.?topologySpreadConstraints.orValue([])";
-    if rule.strategy == Strategy::Replace && rule.names_topology_spread {
-        let mut ops = vec![add("/spec/topologySpreadConstraints", &Value::EmptyList)];
-        for j in &items {
-            ops.push(add(
-                "/spec/topologySpreadConstraints/-",
-                &Value::Object(cel::object(TYPE, j)),
-            ));
-        }
-        return vec![format!(
-            "{} ? [] :\n  [{}]",
-            cel::equals(
-                current,
-                &Json::Array(items),
-                &cel::Shape::List(Box::new(cel::topology_spread_constraint()))
-            ),
-            ops.join(",\n   ")
-        )];
-    }
-    let mut seen: Vec<(String, String)> = Vec::new();
-    let mut out = vec![format!(
-        "(has(object.spec.topologySpreadConstraints) ? [] : [{}])",
-        add("/spec/topologySpreadConstraints", &Value::EmptyList)
-    )];
-    for j in &items {
-        let key = (
-            j["topologyKey"].as_str().unwrap_or_default().to_string(),
-            j["whenUnsatisfiable"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-        );
-        if seen.contains(&key) {
-            continue;
-        }
-        out.push(format!(
-            "({current}.exists(x, x.topologyKey == {} && x.whenUnsatisfiable == {}) ? [] :\n   [{}])",
-            lit(&key.0),
-            lit(&key.1),
-            add(
-                "/spec/topologySpreadConstraints/-",
-                &Value::Object(cel::object(TYPE, j))
-            )
-        ));
-        seen.push(key);
-    }
-    vec![out.join(" +\n  ")]
-}
-
-/// The mutation of one rule: its tolerations, node selector, labels,
-/// annotations and affinity, each computed on the pod as the rules before
-/// it left it (one mutation per rule: each mutation costs the API server a
-/// pass over the pod).
-pub(super) fn rule_mutations(rule: &Rule) -> Vec<String> {
-    let guard = format!("!({} in variables.selected) ? [] :\n  ", lit(&rule.name));
-    let mut first = toleration_ops(rule);
-    let replace = rule.strategy == Strategy::Replace;
-    first.extend(map_ops(
-        "/spec/nodeSelector",
-        "object.spec.nodeSelector",
-        &rule.node_selector,
-        replace && rule.names_node_selector,
-    ));
-    // Labels and annotations always merge (KFP's own metadata stays).
-    first.extend(map_ops(
-        "/metadata/labels",
-        "object.metadata.labels",
-        &rule.pod_labels,
-        false,
-    ));
-    first.extend(map_ops(
-        "/metadata/annotations",
-        "object.metadata.annotations",
-        &rule.pod_annotations,
-        false,
-    ));
-    first.extend(name_ops(rule));
-    first.extend(spread_ops(rule));
-    first.extend(terms::affinity_ops(rule));
-    if first.is_empty() {
-        return Vec::new();
-    }
-    let parts: Vec<String> = first.iter().map(|p| format!("({p})")).collect();
-    vec![format!("{guard}{}", parts.join(" +\n  "))]
-}
-
 /// The policy object for these rules, or what in it (with the rule it
 /// belongs to) is over a limit the API server enforces.
 pub(super) fn policy(
@@ -661,7 +385,6 @@ pub(super) fn policy(
     // The rule (by index) each variable and mutation belongs to, for the
     // limits check.
     let mut variable_rules: Vec<Option<usize>> = vec![None; common.len()];
-    let mut mutation_rules: Vec<Option<usize>> = vec![None];
     let mut variables: Vec<Json> = common
         .into_iter()
         .map(|(n, e)| json!({"name": n, "expression": e}))
@@ -683,26 +406,45 @@ pub(super) fn policy(
         variable_rules.push(Some(r.index));
         rule_vars.push((v, r));
     }
-    // Which rules select the pod is worked out once, by the first mutation,
-    // which writes it into the annotation that every later mutation reads
-    // (`variables.selected`): a rule's selection costs one evaluation per
-    // admission, not one per mutation.
+    // One mutation: the admitted annotation, then each selected rule's
+    // operations in rule order, each computed on the pod as the rules
+    // before it left it (see `state`).
     let selections: Vec<(String, String)> = rule_vars
         .iter()
         .map(|(v, r)| (format!("variables.{v}"), r.name.clone()))
         .collect();
-    variables
-        .push(json!({"name": "selected", "expression": super::selected_variable(policy_name)}));
-    variable_rules.push(None);
-    let mut mutations: Vec<Json> = vec![
-        json!({"patchType": "JSONPatch", "jsonPatch": {"expression": super::admitted_mutation(policy_name, &selections)}}),
-    ];
-    for (_, r) in &rule_vars {
-        for m in rule_mutations(r) {
-            mutations.push(json!({"patchType": "JSONPatch", "jsonPatch": {"expression": m}}));
-            mutation_rules.push(Some(r.index));
+    let mut chained: Vec<(String, String)> = Vec::new();
+    let mut state = State::initial(&mut chained, terms::initial_preferred());
+    variable_rules.extend(std::iter::repeat_n(None, chained.len()));
+    let mut parts = Vec::new();
+    for (v, r) in &rule_vars {
+        let before = chained.len();
+        let mut chain = Chain {
+            vars: &mut chained,
+            selected: format!("variables.{v}"),
+            prefix: format!("r{}_", r.index),
+        };
+        if let Some(ops) = ops::rule_ops(r, &mut state, &mut chain) {
+            let e = chain.define("ops", format!("!variables.{v} ? [] :\n  {ops}"));
+            parts.push(e);
         }
+        variable_rules.extend(std::iter::repeat_n(Some(r.index), chained.len() - before));
     }
+    variables.extend(
+        chained
+            .into_iter()
+            .map(|(n, e)| json!({"name": n, "expression": e})),
+    );
+    let mut expression = super::admitted_mutation(policy_name, &selections);
+    if !parts.is_empty() {
+        expression = format!(
+            "{expression} +\n{}",
+            cel::patches(&format!("({})", parts.join(" + ")))
+        );
+    }
+    let mutations: Vec<Json> =
+        vec![json!({"patchType": "JSONPatch", "jsonPatch": {"expression": expression}})];
+    let mutation_rules: Vec<Option<usize>> = vec![None];
     let mut over = Vec::new();
     for (i, v) in variables.iter().enumerate() {
         if let Some(m) = super::expression_over_limit(&v["expression"]) {
@@ -724,7 +466,7 @@ pub(super) fn policy(
         "metadata": {"name": name},
         "spec": {
             "failurePolicy": failure_policy,
-            "reinvocationPolicy": "IfNeeded",
+            "reinvocationPolicy": "Never",
             "matchConstraints": {
                 "resourceRules": [{
                     "apiGroups": [""],

@@ -16,18 +16,12 @@
 
 use serde_json::{Value as Json, json};
 
-use super::cel::{self, Value, add, lit, lits};
+use super::cel::{self, lit, lits};
+use super::state::{Chain, State};
 use crate::merge::and_terms;
 use crate::policy::Rule;
 use crate::scheduling::{Shape, Term, opaque, pref_value, ser, term_value};
 
-const AFFINITY: &str = "Object.spec.affinity";
-const NODE_AFFINITY: &str = "Object.spec.affinity.nodeAffinity";
-const REQUIRED: &str =
-    "Object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
-const TERM: &str = "Object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
-const PREFERRED: &str =
-    "Object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution";
 const REQUIRED_PATH: &str =
     "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution";
 const PREFERRED_PATH: &str =
@@ -259,15 +253,16 @@ fn step(t: &str, policy: &[Term]) -> String {
     )
 }
 
-/// Terms as lists of entries, written back as the pod's node-selector terms.
+/// Terms as lists of entries, written back as the pod's node-selector terms
+/// (data).
 fn build_terms(t: &str) -> String {
     let list = |tag: &str, field: &str| {
         format!(
-            "{field}: e.filter(x, x.startsWith('{tag}|')).map(x, {TERM}.{field}{{key: x.split('|')[1], operator: x.split('|')[2], values: x.split('|')[4] == '' ? [] : x.split('|')[4].split(',').map(v, v.substring(1))}})"
+            "'{field}': dyn(e.filter(x, x.startsWith('{tag}|')).map(x, {{'key': dyn(x.split('|')[1]), 'operator': dyn(x.split('|')[2]), 'values': dyn(x.split('|')[4] == '' ? [] : x.split('|')[4].split(',').map(v, v.substring(1)))}}))"
         )
     };
     format!(
-        "{t}.map(e, {TERM}{{{}, {}}})",
+        "{t}.map(e, {{{}, {}}})",
         list("e", "matchExpressions"),
         list("f", "matchFields")
     )
@@ -371,30 +366,85 @@ impl Binds {
     }
 }
 
-/// The affinity part of a rule's mutation: its operations (a list of
-/// JSONPatch), or `None` when the rule sets no affinity.
-pub(super) fn affinity_ops(rule: &Rule) -> Option<String> {
-    if rule.strategy == crate::policy::Strategy::Replace && rule.names_affinity {
-        return Some(replace_affinity(rule));
+/// The pod (anti-)affinity lists, in [`pod_lists`]' order: (parent, list).
+pub(super) const POD_LISTS: [(&str, &str); 4] = [
+    (
+        "podAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+    ),
+    (
+        "podAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+    ),
+    (
+        "podAntiAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+    ),
+    (
+        "podAntiAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+    ),
+];
+
+/// The pod's required node-affinity terms as lists of entries.
+pub(super) fn initial_required() -> String {
+    format!(
+        "object.spec.?affinity.?nodeAffinity.?requiredDuringSchedulingIgnoredDuringExecution.?nodeSelectorTerms.orValue([]).map(e, {})",
+        term_entries("e")
+    )
+}
+
+/// The pod's preferred node-affinity terms as `weight#requirements` (the
+/// requirements' [`canon_const`] strings sorted, joined by `;`).
+pub(super) fn initial_preferred() -> String {
+    format!(
+        "object.spec.?affinity.?nodeAffinity.?preferredDuringSchedulingIgnoredDuringExecution.orValue([]).map(x, string(x.?weight.orValue(0)) + '#' + (has(x.preference) ? ({}).distinct().sort().join(';') : ''))",
+        term_set("x.preference")
+    )
+}
+
+/// A preferred term of the policy in [`initial_preferred`]'s form.
+fn preferred_canon(weight: i64, t: &ConstTerm) -> String {
+    let mut all: Vec<String> = t
+        .exprs
+        .iter()
+        .map(|r| canon_const(false, r))
+        .chain(t.fields.iter().map(|r| canon_const(true, r)))
+        .collect();
+    all.sort();
+    all.dedup();
+    format!("{weight}#{}", all.join(";"))
+}
+
+/// A short, stable id of a pod affinity term of the policy (FNV-1a of its
+/// canonical form): the rules after the one that added it know it is
+/// there. Hand-written: eight lines, where a hashing crate would be a
+/// dependency for one function.
+fn item_id(j: &Json) -> String {
+    let key = opaque(&kfsched_yaml::Value::from_json(j)).key;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    let mut binds = Binds(Vec::new());
+    format!("{h:016x}")
+}
+
+/// The affinity part of a rule's operations, or `None` when the rule sets
+/// no affinity.
+pub(super) fn affinity_ops(rule: &Rule, s: &mut State, c: &mut Chain) -> Option<String> {
+    if rule.strategy == crate::policy::Strategy::Replace && rule.names_affinity {
+        return Some(replace_affinity(rule, s, c));
+    }
     let mut ops: Vec<String> = Vec::new();
     let mut node_needed: Vec<String> = Vec::new();
-    let mut any_needed: Vec<String>;
     // Required: the steps chained on the terms as lists of entries: `tK`
     // the terms before step K, `mK` whether step K is met already.
     let steps = rule.required.len();
     if steps > 0 {
-        binds.0.push((
-            "t0".into(),
-            format!(
-                "object.spec.?affinity.?nodeAffinity.?requiredDuringSchedulingIgnoredDuringExecution.?nodeSelectorTerms.orValue([]).map(e, {})",
-                term_entries("e")
-            ),
-        ));
-        let mut changed = Vec::new();
-        for (k, s) in rule.required.iter().enumerate() {
-            let policy: Vec<Term> = s.iter().map(term_value).collect();
+        let mut binds = Binds(vec![("t0".into(), s.required.clone())]);
+        for (k, st) in rule.required.iter().enumerate() {
+            let policy: Vec<Term> = st.iter().map(term_value).collect();
             let consts: Vec<ConstTerm> = policy.iter().map(ConstTerm::of).collect();
             let (t, m) = (format!("t{k}"), format!("m{k}"));
             binds.0.push((m.clone(), satisfied(&t, &consts)));
@@ -402,131 +452,155 @@ pub(super) fn affinity_ops(rule: &Rule) -> Option<String> {
                 format!("t{}", k + 1),
                 format!("{m} ? {t} :\n      {}", step(&t, &policy)),
             ));
-            changed.push(format!("!{m}"));
         }
-        binds.0.push(("rc".into(), changed.join(" || ")));
-        node_needed.push("rc".into());
+        let before = s.required.clone();
+        let after = c.define("required_after", binds.wrap(format!("t{steps}")));
+        let changed = format!("{after} != {before}");
         ops.push(format!(
-            "(rc ? [JSONPatch{{op: 'add', path: {}, value: {REQUIRED}{{nodeSelectorTerms: {}}}}}] : [])",
-            lit(REQUIRED_PATH),
-            build_terms(&format!("t{steps}"))
+            "({changed} ? [{}] : [])",
+            cel::put(
+                REQUIRED_PATH,
+                &format!("{{'nodeSelectorTerms': {}}}", build_terms(&after))
+            )
         ));
+        node_needed.push(changed);
+        c.set(&mut s.required, "required", after);
     }
-    // Preferred: `pm[i]` whether the i-th is missing.
+    // Preferred: appended when missing.
     let preferred = preferred_terms(rule);
     if !preferred.is_empty() {
-        let missing: Vec<String> = preferred
+        let now = s.preferred.clone();
+        let canons: Vec<String> = preferred
             .iter()
-            .map(|(w, t, _)| format!("!ps.exists(x, {})", preferred_equals("x", *w, t)))
+            .map(|(w, t, _)| preferred_canon(*w, t))
             .collect();
-        binds.0.push((
-            "ps".into(),
-            "object.spec.?affinity.?nodeAffinity.?preferredDuringSchedulingIgnoredDuringExecution.orValue([])".into(),
-        ));
-        binds
-            .0
-            .push(("pm".into(), format!("[{}]", missing.join(",\n    "))));
-        node_needed.push("pm.exists(b, b)".into());
+        let missing = c.define(
+            "preferred_missing",
+            format!("{}.map(x, !(x in {now}))", lits(&canons)),
+        );
+        let need = format!("{missing}.exists(b, b)");
         ops.push(format!(
-            "(object.spec.?affinity.?nodeAffinity.?preferredDuringSchedulingIgnoredDuringExecution.hasValue() || !pm.exists(b, b) ? [] : [{}])",
-            add(PREFERRED_PATH, &Value::EmptyList)
+            "({} || !{need} ? [] : [{}])",
+            s.preferred_present,
+            cel::put(PREFERRED_PATH, "[]")
         ));
         for (i, (_, _, raw)) in preferred.iter().enumerate() {
             ops.push(format!(
-                "(pm[{i}] ? [{}] : [])",
-                add(
-                    &format!("{PREFERRED_PATH}/-"),
-                    &Value::Object(cel::object(PREFERRED, raw))
-                )
+                "({missing}[{i}] ? [{}] : [])",
+                cel::put(&format!("{PREFERRED_PATH}/-"), &cel::data(raw))
             ));
         }
+        c.set(
+            &mut s.preferred,
+            "preferred",
+            format!("{now} + {}.filter(x, !(x in {now}))", lits(&canons)),
+        );
+        c.raise(&mut s.preferred_present, "preferred_present", &need);
+        node_needed.push(need);
     }
-    any_needed = node_needed.clone();
-    // Pod (anti-)affinity: `aN[i]` whether the i-th of list N is missing;
-    // per parent (podAffinity, podAntiAffinity): what needs it, and the
-    // operations under it.
-    let mut pod_ops: Vec<(&str, Vec<String>, Vec<String>)> = Vec::new();
+    let mut any_needed = node_needed.clone();
+    // Pod (anti)-affinity: appended when missing; per parent, what needs it
+    // and the operations under it.
+    let mut pod_ops: Vec<(usize, Vec<String>, Vec<String>)> = Vec::new();
     for (n, (parent, list, items, weighted)) in pod_lists(rule).into_iter().enumerate() {
         let items = dedupe(items);
         if items.is_empty() {
             continue;
         }
-        let var = format!("a{n}");
+        let ids: Vec<String> = items.iter().map(item_id).collect();
+        let own = s.pod_own[n].clone();
+        let added = s.pod_added[n].clone();
         let missing: Vec<String> = items
             .iter()
-            .map(|j| {
+            .zip(&ids)
+            .map(|(j, id)| {
                 format!(
-                    "!object.spec.?affinity.?{parent}.?{list}.orValue([]).exists(x, {})",
-                    cel::equals("x", j, &shape(weighted))
+                    "!(({own}) && object.spec.?affinity.?{parent}.?{list}.orValue([]).exists(x, {})) && !({} in {added})",
+                    cel::equals("x", j, &shape(weighted)),
+                    lit(id)
                 )
             })
             .collect();
-        binds
-            .0
-            .push((var.clone(), format!("[{}]", missing.join(",\n    "))));
+        let var = c.define(
+            &format!("pod_missing_{n}"),
+            format!("[{}]", missing.join(",\n    ")),
+        );
         let need = format!("{var}.exists(b, b)");
         any_needed.push(need.clone());
         let mut these = vec![format!(
-            "(object.spec.?affinity.?{parent}.?{list}.hasValue() || !{need} ? [] : [{}])",
-            add(
-                &format!("/spec/affinity/{parent}/{list}"),
-                &Value::EmptyList
-            )
+            "({} || !{need} ? [] : [{}])",
+            s.pod_list_present[n],
+            cel::put(&format!("/spec/affinity/{parent}/{list}"), "[]")
         )];
         for (i, j) in items.iter().enumerate() {
             these.push(format!(
                 "({var}[{i}] ? [{}] : [])",
-                add(
-                    &format!("/spec/affinity/{parent}/{list}/-"),
-                    &Value::Object(cel::object(&format!("{AFFINITY}.{parent}.{list}"), j))
-                )
+                cel::put(&format!("/spec/affinity/{parent}/{list}/-"), &cel::data(j))
             ));
         }
-        match pod_ops.iter_mut().find(|(p, _, _)| *p == parent) {
+        c.set(
+            &mut s.pod_added[n],
+            &format!("pod_added_{n}"),
+            format!("{added} + {}.transformList(i, x, {var}[i], x)", lits(&ids)),
+        );
+        c.raise(
+            &mut s.pod_list_present[n],
+            &format!("pod_list_present_{n}"),
+            &need,
+        );
+        let p = n / 2;
+        match pod_ops.iter_mut().find(|(q, _, _)| *q == p) {
             Some((_, needs, ops)) => {
                 needs.push(need);
                 ops.extend(these);
             }
-            None => pod_ops.push((parent, vec![need], these)),
+            None => pod_ops.push((p, vec![need], these)),
         }
     }
     if any_needed.is_empty() {
         return None;
     }
     // Each parent created once, when something under it is written.
+    let any = any_needed.join(" || ");
     let mut all = vec![format!(
-        "(has(object.spec.affinity) || !({}) ? [] : [{}])",
-        any_needed.join(" || "),
-        add("/spec/affinity", &Value::Object(format!("{AFFINITY}{{}}")))
+        "({} || !({any}) ? [] : [{}])",
+        s.affinity_present,
+        cel::put("/spec/affinity", "{}")
     )];
+    c.raise(&mut s.affinity_present, "affinity_present", &any);
+    c.raise(&mut s.affinity_changed, "affinity_changed", &any);
     if !node_needed.is_empty() {
+        let node = node_needed.join(" || ");
         all.push(format!(
-            "(object.spec.?affinity.?nodeAffinity.hasValue() || !({}) ? [] : [{}])",
-            node_needed.join(" || "),
-            add(
-                "/spec/affinity/nodeAffinity",
-                &Value::Object(format!("{NODE_AFFINITY}{{}}"))
-            )
+            "({} || !({node}) ? [] : [{}])",
+            s.node_affinity_present,
+            cel::put("/spec/affinity/nodeAffinity", "{}")
         ));
+        c.raise(&mut s.node_affinity_present, "node_affinity_present", &node);
     }
     all.extend(ops);
-    for (parent, needs, these) in pod_ops {
+    for (p, needs, these) in pod_ops {
+        let parent = POD_LISTS[p * 2].0;
+        let need = needs.join(" || ");
         all.push(format!(
-            "(object.spec.?affinity.?{parent}.hasValue() || !({}) ? [] : [{}])",
-            needs.join(" || "),
-            add(
-                &format!("/spec/affinity/{parent}"),
-                &Value::Object(format!("{AFFINITY}.{parent}{{}}"))
-            )
+            "({} || !({need}) ? [] : [{}])",
+            s.pod_parent_present[p],
+            cel::put(&format!("/spec/affinity/{parent}"), "{}")
         ));
+        c.raise(
+            &mut s.pod_parent_present[p],
+            &format!("pod_parent_present_{p}"),
+            &need,
+        );
         all.extend(these);
     }
-    Some(binds.wrap(all.join(" +\n  ")))
+    Some(all.join(" +\n  "))
 }
 
 /// `strategy: replace`: the pod's whole affinity becomes the rule's, unless
-/// it already reads as the rule's (terms as sets, in order).
-fn replace_affinity(rule: &Rule) -> String {
+/// it already reads as the rule's (terms as sets, in order) and no rule
+/// before changed it.
+fn replace_affinity(rule: &Rule, s: &mut State, c: &mut Chain) -> String {
     let mut required: Vec<Term> = Vec::new();
     for step in &rule.required {
         let terms: Vec<Term> = step.iter().map(term_value).collect();
@@ -555,8 +629,9 @@ fn replace_affinity(rule: &Rule) -> String {
             Json::Array(preferred.iter().map(|(_, _, j)| j.clone()).collect()),
         );
     }
+    let has_node = !node.is_empty();
     let mut aff = serde_json::Map::new();
-    if !node.is_empty() {
+    if has_node {
         aff.insert("nodeAffinity".into(), Json::Object(node));
     }
     let lists = pod_lists(rule);
@@ -601,12 +676,63 @@ fn replace_affinity(rule: &Rule) -> String {
             "object.spec.?affinity.?nodeAffinity.?preferredDuringSchedulingIgnoredDuringExecution.orValue([])".into(),
         ),
     ]);
-    binds.wrap(format!(
-        "{} ? [] :\n  [{}]",
-        same.join(" &&\n  "),
-        add(
-            "/spec/affinity",
-            &Value::Object(cel::object(AFFINITY, &Json::Object(aff)))
-        )
-    ))
+    let same = c.define(
+        "affinity_same",
+        format!(
+            "!({}) && {}",
+            s.affinity_changed,
+            binds.wrap(same.join(" &&\n  "))
+        ),
+    );
+    // What the rules after this one see.
+    let keep = |old: &str, new: String| format!("{same} ? {old} : {new}");
+    let entries: Vec<String> = required.iter().map(ConstTerm::entries).collect();
+    let v = keep(&s.required, format!("[{}]", entries.join(", ")));
+    c.set(&mut s.required, "required", v);
+    let canons: Vec<String> = preferred
+        .iter()
+        .map(|(w, t, _)| preferred_canon(*w, t))
+        .collect();
+    let v = keep(&s.preferred, lits(&canons));
+    c.set(&mut s.preferred, "preferred", v);
+    let v = keep(&s.preferred_present, (!preferred.is_empty()).to_string());
+    c.set(&mut s.preferred_present, "preferred_present", v);
+    for (n, (_, _, items, _)) in lists.iter().enumerate() {
+        let ids: Vec<String> = items.iter().map(item_id).collect();
+        let v = keep(&s.pod_own[n], "false".into());
+        c.set(&mut s.pod_own[n], &format!("pod_own_{n}"), v);
+        let v = keep(&s.pod_added[n], lits(&ids));
+        c.set(&mut s.pod_added[n], &format!("pod_added_{n}"), v);
+        let v = keep(&s.pod_list_present[n], (!items.is_empty()).to_string());
+        c.set(
+            &mut s.pod_list_present[n],
+            &format!("pod_list_present_{n}"),
+            v,
+        );
+    }
+    for p in 0..2 {
+        let has = !lists[2 * p].2.is_empty() || !lists[2 * p + 1].2.is_empty();
+        let v = keep(&s.pod_parent_present[p], has.to_string());
+        c.set(
+            &mut s.pod_parent_present[p],
+            &format!("pod_parent_present_{p}"),
+            v,
+        );
+    }
+    let v = keep(&s.node_affinity_present, has_node.to_string());
+    c.set(&mut s.node_affinity_present, "node_affinity_present", v);
+    c.raise(
+        &mut s.affinity_present,
+        "affinity_present",
+        &format!("!{same}"),
+    );
+    c.raise(
+        &mut s.affinity_changed,
+        "affinity_changed",
+        &format!("!{same}"),
+    );
+    format!(
+        "{same} ? [] :\n  [{}]",
+        cel::put("/spec/affinity", &cel::data(&Json::Object(aff)))
+    )
 }
