@@ -65,7 +65,9 @@ fn reading_policy(export: &str, n: usize, prefix: &str) -> Option<(String, Json,
          [JSONPatch{{op: 'add', path: '/metadata/annotations', value: {{{key}: {value}}}}}]"
     );
     let name = format!("{prefix}reading-{n}");
-    let mut conditions = policy["spec"]["matchConditions"].clone();
+    // Every workflow pod, not only those the policy's gate lets through
+    // to its mutation: the reading is of every pod.
+    let mut conditions = json!([policy["spec"]["matchConditions"][0].clone()]);
     conditions.as_array_mut()?.push(json!({
         "name": "case",
         "expression": format!("object.metadata.?labels[?'{CASE}'].orValue('') == '{n}'"),

@@ -171,7 +171,6 @@ fn name_ops(rule: &Rule, s: &mut State, c: &mut Chain) -> Vec<String> {
             cel::put(&format!("/spec/{field}"), &lit(v))
         );
         if field == "priorityClassName" {
-            let changes = format!("{} && {differs}", c.selected);
             for (f, path, name) in [
                 (
                     &mut s.priority_present,
@@ -188,8 +187,8 @@ fn name_ops(rule: &Rule, s: &mut State, c: &mut Chain) -> Vec<String> {
                     " +\n   ({differs} && {f} ? [{}] : [])",
                     cel::op_data("remove", &lit(path), None)
                 ));
-                let e = format!("!({changes}) && {f}");
-                *f = c.define(name, e);
+                let e = format!("!({differs}) && {f}");
+                c.set(f, name, e);
             }
         }
         out.push(op);

@@ -12,7 +12,6 @@ use super::cel::{self, lit, lits};
 use super::ops;
 use super::regex::glob_to_re2;
 use super::state::{Chain, State};
-use super::terms;
 use crate::matching::{Glob, PodRole, Selector};
 use crate::policy::Rule;
 
@@ -414,21 +413,26 @@ pub(super) fn policy(
         .map(|(v, r)| (format!("variables.{v}"), r.name.clone()))
         .collect();
     let mut chained: Vec<(String, String)> = Vec::new();
-    let mut state = State::initial(&mut chained, terms::initial_preferred());
+    let mut state = State::initial(&mut chained);
     variable_rules.extend(std::iter::repeat_n(None, chained.len()));
+    let mut before = "variables.state_0".to_string();
     let mut parts = Vec::new();
     for (v, r) in &rule_vars {
-        let before = chained.len();
-        let mut chain = Chain {
-            vars: &mut chained,
-            selected: format!("variables.{v}"),
-            prefix: format!("r{}_", r.index),
-        };
-        if let Some(ops) = ops::rule_ops(r, &mut state, &mut chain) {
-            let e = chain.define("ops", format!("!variables.{v} ? [] :\n  {ops}"));
-            parts.push(e);
+        let n = chained.len();
+        let mut chain = Chain::new(format!("r{}", r.index));
+        let ops = ops::rule_ops(r, &mut state, &mut chain);
+        let ops = ops.map(|o| chain.resolve(&o));
+        let name = chain.name.clone();
+        if let Some(e) = chain.finish(&mut state, &before, &format!("variables.{v}")) {
+            chained.push((name.clone(), e));
+            before = format!("variables.{name}");
         }
-        variable_rules.extend(std::iter::repeat_n(Some(r.index), chained.len() - before));
+        if let Some(ops) = ops {
+            let ops_var = format!("{name}_ops");
+            chained.push((ops_var.clone(), format!("!variables.{v} ? [] :\n  {ops}")));
+            parts.push(format!("variables.{ops_var}"));
+        }
+        variable_rules.extend(std::iter::repeat_n(Some(r.index), chained.len() - n));
     }
     variables.extend(
         chained
@@ -478,11 +482,59 @@ pub(super) fn policy(
             "matchConditions": [{
                 "name": "argo-workflow-pod",
                 "expression": "object.metadata.?labels[?'workflows.argoproj.io/workflow'].orValue('') != ''",
+            }, {
+                "name": "a-rule-may-select-it",
+                "expression": gate(rules, resolution.is_some()),
             }],
             "variables": variables,
             "mutations": mutations,
         },
     }))
+}
+
+/// Whether some rule may select the pod, written without variables (which
+/// match conditions cannot read): the pod's names bound one by one, then
+/// the rules' selections from globs. With pipeline files, every KFP v2 pod
+/// may be selected (its task is looked up by the mutation). A pod no rule
+/// selects is turned away here, before the mutation, which costs the API
+/// server whole passes over the pod even when it changes nothing.
+fn gate(rules: &[&Rule], resolution: bool) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if resolution {
+        parts.push("variables.kfp_v2".into());
+    }
+    parts.extend(rules.iter().map(|r| rule_predicate(r, None).1));
+    let mut body = format!("({}) == true", parts.join(") ||\n  ("));
+    // Only the names the rules read, each bound once, in order.
+    let common = common_variables(None);
+    let mut needed: BTreeSet<&str> = BTreeSet::new();
+    let mut text = body.clone();
+    for (n, e) in common.iter().rev() {
+        if text.contains(&format!("variables.{n}")) && references(&text, n) {
+            needed.insert(n);
+            text.push_str(e);
+        }
+    }
+    body = body.replace("variables.", "v_");
+    for (n, e) in common.iter().rev() {
+        if needed.contains(n.as_str()) {
+            body = format!("[{}].map(v_{n},\n{body})[0]", e.replace("variables.", "v_"));
+        }
+    }
+    format!(
+        "object.metadata.?labels[?'workflows.argoproj.io/workflow'].orValue('') != '' &&\n{body}"
+    )
+}
+
+/// `text` reads `variables.<name>` (not a longer name it begins).
+fn references(text: &str, name: &str) -> bool {
+    let pat = format!("variables.{name}");
+    text.match_indices(&pat).any(|(i, _)| {
+        !text[i + pat.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 /// A rule name as a CEL identifier.

@@ -5,11 +5,11 @@
 //! whole passes over the pod (conversion, JSON encoding, patching, decoding
 //! and defaulting), so the rules' operations go into one JSON Patch, applied
 //! in rule order. A rule's operations are computed before any is applied,
-//! so what the rules before it changed is carried in variables: per field,
-//! a comparable form of its value after each rule (tolerations as
+//! so what the rules before it changed is carried in one variable per rule,
+//! a map: per field, a comparable form of its value (tolerations as
 //! canonical strings, node-affinity terms as lists of requirement entries,
-//! ...) and whether it exists. A rule that is not selected passes the
-//! values on unchanged.
+//! ...) and whether it exists. A rule that does not select the pod passes
+//! the map of the rule before it on, so a pod pays one variable per rule.
 
 /// The pod as the next rule sees it: each entry a CEL expression.
 #[derive(Clone, Debug)]
@@ -65,24 +65,60 @@ pub(super) fn default_canon(c: &str) -> String {
 }
 
 impl State {
-    /// The pod as the first rule sees it, with the variables that hold the
-    /// comparable forms read from it.
-    pub fn initial(vars: &mut Vec<(String, String)>, preferred_canon: String) -> State {
-        vars.push((
-            "tolerations_0".into(),
-            format!(
-                "object.spec.?tolerations.orValue([]).map(x, {})",
-                toleration_canon("x")
+    /// The fields, named as the state maps name them.
+    fn fields(&mut self) -> Vec<(String, &mut String)> {
+        let mut out: Vec<(String, &mut String)> = vec![
+            ("tolerations".into(), &mut self.tolerations),
+            ("tolerations_present".into(), &mut self.tolerations_present),
+            (
+                "node_selector_present".into(),
+                &mut self.node_selector_present,
             ),
-        ));
-        vars.push(("required_0".into(), super::terms::initial_required()));
-        vars.push(("preferred_0".into(), preferred_canon));
+            ("labels_present".into(), &mut self.labels_present),
+            ("priority_class_name".into(), &mut self.priority_class_name),
+            ("scheduler_name".into(), &mut self.scheduler_name),
+            ("runtime_class_name".into(), &mut self.runtime_class_name),
+            ("priority_present".into(), &mut self.priority_present),
+            ("preemption_present".into(), &mut self.preemption_present),
+            ("spread".into(), &mut self.spread),
+            ("spread_present".into(), &mut self.spread_present),
+            ("required".into(), &mut self.required),
+            ("preferred".into(), &mut self.preferred),
+            ("preferred_present".into(), &mut self.preferred_present),
+            ("affinity_present".into(), &mut self.affinity_present),
+            (
+                "node_affinity_present".into(),
+                &mut self.node_affinity_present,
+            ),
+            ("affinity_changed".into(), &mut self.affinity_changed),
+        ];
+        for (i, f) in self.pod_own.iter_mut().enumerate() {
+            out.push((format!("pod_own_{i}"), f));
+        }
+        for (i, f) in self.pod_added.iter_mut().enumerate() {
+            out.push((format!("pod_added_{i}"), f));
+        }
+        for (i, f) in self.pod_list_present.iter_mut().enumerate() {
+            out.push((format!("pod_list_present_{i}"), f));
+        }
+        for (i, f) in self.pod_parent_present.iter_mut().enumerate() {
+            out.push((format!("pod_parent_present_{i}"), f));
+        }
+        out
+    }
+
+    /// The pod as the first rule sees it: the variable `state_0`, the map
+    /// of what the pod has (computed when a rule selects the pod).
+    pub fn initial(vars: &mut Vec<(String, String)>) -> State {
         let list = |parent: &str, list: &str| {
             format!("object.spec.?affinity.?{parent}.?{list}.hasValue()")
         };
         let lists = super::terms::POD_LISTS;
-        State {
-            tolerations: "variables.tolerations_0".into(),
+        let mut s = State {
+            tolerations: format!(
+                "object.spec.?tolerations.orValue([]).map(x, {})",
+                toleration_canon("x")
+            ),
             tolerations_present: "has(object.spec.tolerations)".into(),
             node_selector_present: "has(object.spec.nodeSelector)".into(),
             labels_present: "has(object.metadata.labels)".into(),
@@ -93,8 +129,8 @@ impl State {
             preemption_present: "has(object.spec.preemptionPolicy)".into(),
             spread: "object.spec.?topologySpreadConstraints.orValue([]).map(x, x.?topologyKey.orValue('') + '|' + x.?whenUnsatisfiable.orValue(''))".into(),
             spread_present: "has(object.spec.topologySpreadConstraints)".into(),
-            required: "variables.required_0".into(),
-            preferred: "variables.preferred_0".into(),
+            required: super::terms::initial_required(),
+            preferred: super::terms::initial_preferred(),
             preferred_present: "object.spec.?affinity.?nodeAffinity.?preferredDuringSchedulingIgnoredDuringExecution.hasValue()".into(),
             pod_own: std::array::from_fn(|_| "true".to_string()),
             pod_added: std::array::from_fn(|_| "[]".to_string()),
@@ -106,47 +142,129 @@ impl State {
             affinity_present: "has(object.spec.affinity)".into(),
             node_affinity_present: "object.spec.?affinity.?nodeAffinity.hasValue()".into(),
             affinity_changed: "false".into(),
+        };
+        let entries: Vec<String> = s
+            .fields()
+            .into_iter()
+            .map(|(n, e)| format!("'{n}': dyn({e})"))
+            .collect();
+        vars.push((
+            "state_0".into(),
+            format!("{{\n  {}\n}}", entries.join(",\n  ")),
+        ));
+        for (n, e) in s.fields() {
+            *e = format!("variables.state_0.{n}");
+        }
+        s
+    }
+}
+
+/// Marks a value a rule computes in its state map (see [`Chain::define`]).
+const MARK: char = '\u{1}';
+
+/// What one rule leaves for the rules after it: the fields it changes and
+/// the values it computes on the way, written as the rule's state map.
+pub(super) struct Chain {
+    /// The variable of the rule's state map (`r3`).
+    pub name: String,
+    /// Computed values (name, expression), in order; each may read the
+    /// ones before it.
+    temps: Vec<(String, String)>,
+    /// Fields the rule changes (name, new value).
+    updates: Vec<(String, String)>,
+}
+
+impl Chain {
+    pub fn new(name: String) -> Chain {
+        Chain {
+            name,
+            temps: Vec::new(),
+            updates: Vec::new(),
         }
     }
-}
 
-/// Where a rule writes the values it leaves for the rules after it.
-pub(super) struct Chain<'a> {
-    pub vars: &'a mut Vec<(String, String)>,
-    /// The rule's selection (`variables.rule_x`).
-    pub selected: String,
-    /// Prefix of the rule's variables (`r3_`).
-    pub prefix: String,
-}
-
-impl Chain<'_> {
-    /// A variable of the rule named `{prefix}{name}`; its reference.
+    /// A value the rule computes once, for its state and its operations:
+    /// a reference to it, resolved where it is used.
     pub fn define(&mut self, name: &str, expression: String) -> String {
-        let n = format!("{}{name}", self.prefix);
-        self.vars.push((n.clone(), expression));
-        format!("variables.{n}")
+        self.temps.push((name.to_string(), expression));
+        format!("{MARK}{name}{MARK}")
     }
 
-    /// `field` becomes `new` when the rule is selected: a variable holding
-    /// the value after the rule, which `field` then names.
+    /// `field` becomes `new` after this rule (when it selects the pod).
     pub fn set(&mut self, field: &mut String, name: &str, new: String) {
         if new == *field {
             return;
         }
-        let e = format!("{} ? ({new}) : ({field})", self.selected);
-        *field = self.define(name, e);
+        self.updates.push((name.to_string(), new));
+        *field = format!("variables.{}.{name}", self.name);
     }
 
-    /// A flag that becomes true when the rule is selected and `when` holds.
+    /// A flag that becomes true after this rule when `when` holds.
     pub fn raise(&mut self, field: &mut String, name: &str, when: &str) {
         if field == "true" {
             return;
         }
         let e = if when == "true" {
-            format!("{} || {field}", self.selected)
+            "true".to_string()
         } else {
-            format!("({} && ({when})) || {field}", self.selected)
+            format!("({when}) || {field}")
         };
-        *field = self.define(name, e);
+        self.set(field, name, e);
     }
+
+    /// `expr` of the rule's operations, its computed values read from its
+    /// state map.
+    pub fn resolve(&self, expr: &str) -> String {
+        resolve(expr, |n| format!("variables.{}.t_{n}", self.name))
+    }
+
+    /// The rule's state map: `selected ? {fields after the rule} : before`,
+    /// where `before` is the state map of the rule before; `None` when the
+    /// rule changes nothing (the state stays `before`'s).
+    pub fn finish(self, s: &mut State, before: &str, selected: &str) -> Option<String> {
+        if self.updates.is_empty() && self.temps.is_empty() {
+            return None;
+        }
+        let own = format!("variables.{}.", self.name);
+        let mut entries = Vec::new();
+        for (n, e) in s.fields() {
+            let v = match self.updates.iter().find(|(u, _)| *u == n) {
+                Some((_, new)) => new.clone(),
+                // Unchanged: the value as the rule before left it.
+                None => e.clone(),
+            };
+            entries.push(format!("'{n}': dyn({})", resolve(&v, |t| format!("t_{t}"))));
+            *e = format!("{own}{n}");
+        }
+        for (t, _) in &self.temps {
+            entries.push(format!("'t_{t}': dyn(t_{t})"));
+        }
+        let mut body = format!("{{\n    {}\n  }}", entries.join(",\n    "));
+        for (t, e) in self.temps.iter().rev() {
+            body = format!(
+                "[{}].map(t_{t},\n  {body})[0]",
+                resolve(e, |n| format!("t_{n}"))
+            );
+        }
+        Some(format!("!{selected} ? {before} :\n  {body}"))
+    }
+}
+
+/// `expr` with each computed value's mark replaced by `name(value)`.
+fn resolve(expr: &str, name: impl Fn(&str) -> String) -> String {
+    let mut out = String::with_capacity(expr.len());
+    let mut parts = expr.split(MARK);
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    let mut inside = true;
+    for p in parts {
+        if inside {
+            out.push_str(&name(p));
+        } else {
+            out.push_str(p);
+        }
+        inside = !inside;
+    }
+    out
 }
