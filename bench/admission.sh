@@ -4,7 +4,9 @@
 # with no policy, with the export of a 20-rule and a 100-rule policy
 # (testdata/admission-large, written by bench/alt/make_admission_policy.py), and,
 # given an older build as KFSCHED_BASELINE_BIN, with that build's exports of the
-# same policies, side by side in one run. Five pods: a KFP v2 executor a rule
+# same policies, and with a policy of one constant operation that annotates every
+# workflow pod (the floor: what any mutation of a pod costs), side by side in one
+# run. Five pods: a KFP v2 executor a rule
 # selects, one no rule selects, a KFP v2 driver, a KFP v1 pod, and a pod of no
 # workflow (which the policy's match condition turns away). Rounds interleave the
 # namespaces (one bound to nothing); medians of RUNS rounds (default 200) over one
@@ -38,7 +40,7 @@ fi
 eval "$(scripts/cluster.sh env)"
 KC=$KFSCHED_ADMIN_KUBECONFIG
 cleanup() {
-  for ns in none 20 100 before-20 before-100; do
+  for ns in none 20 100 floor before-20 before-100; do
     [ -f "$OUT/admission-$ns.yaml" ] && "$KUBECTL" --kubeconfig "$KC" delete -f "$OUT/admission-$ns.yaml" --wait=false >/dev/null 2>&1 || true
     "$KUBECTL" --kubeconfig "$KC" delete ns "bench-admission-$ns" --wait=false >/dev/null 2>&1 || true
   done
@@ -46,13 +48,43 @@ cleanup() {
 }
 trap cleanup EXIT
 
-NS="none 20 100"
+NS="none 20 100 floor"
 [ -n "$BASELINE" ] && NS="$NS before-20 before-100"
 for ns in $NS; do
   "$KUBECTL" --kubeconfig "$KC" create namespace "bench-admission-$ns" >/dev/null
   "$KUBECTL" --kubeconfig "$KC" label namespace "bench-admission-$ns" "kfsched-bench=$ns" >/dev/null
 done
 until "$KUBECTL" --kubeconfig "$KC" get serviceaccount default -n bench-admission-100 >/dev/null 2>&1; do sleep 0.5; done
+
+# The floor: what any mutation costs. A policy of one constant operation that
+# annotates every workflow pod (what marking each pod the policy considered
+# would cost), beside the exports.
+cat > "$OUT/admission-floor.yaml" <<'EOF_FLOOR'
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: {name: kfsched-bench-floor}
+spec:
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+  matchConditions:
+  - name: argo-workflow-pod
+    expression: "object.metadata.?labels[?'workflows.argoproj.io/workflow'].orValue('') != ''"
+  mutations:
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: "[JSONPatch{op: 'add', path: '/metadata/annotations/kfsched.dev~1considered', value: 'bench'}]"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata: {name: kfsched-bench-floor}
+spec:
+  policyName: kfsched-bench-floor
+  matchResources:
+    namespaceSelector: {matchLabels: {kfsched-bench: floor}}
+EOF_FLOOR
+"$KUBECTL" --kubeconfig "$KC" apply --server-side --force-conflicts -f "$OUT/admission-floor.yaml" >/dev/null
 
 echo "| export | rules | size | kubectl apply --server-side |"
 echo "|---|---|---|---|"
@@ -132,11 +164,14 @@ def create(ns, body):
     return json.loads(d)
 def admitted(pod):
     return "kfsched.dev/admitted" in pod["metadata"].get("annotations", {})
+def considered(pod):
+    return "kfsched.dev/considered" in pod["metadata"].get("annotations", {})
 # The policies are in force about a second after they are accepted.
 for ns in namespaces[1:]:
+    test = considered if ns.endswith("-floor") else admitted
     for _ in range(120):
         try:
-            if admitted(create(ns, json.dumps(pods[0][1]))):
+            if test(create(ns, json.dumps(pods[0][1]))):
                 break
         except Exception:
             conn = http.client.HTTPSConnection(host, int(port), context=ctx)
@@ -146,6 +181,8 @@ for ns in namespaces[1:]:
 # Each pod selected or not as its label says, in every bound namespace.
 for label, pod, sel in pods:
     for ns in namespaces[1:]:
+        if ns.endswith("-floor"):
+            continue
         if admitted(create(ns, json.dumps(pod))) != sel:
             raise SystemExit(f"{ns}: {label}: admitted is {not sel}")
 # Rounds interleave the namespaces, so load on the machine falls on all alike.
@@ -159,7 +196,7 @@ for i in range(runs + 3):
             if i >= 3:
                 times[(label, ns)].append((time.perf_counter() - t0) * 1000)
 cols = [n.replace("bench-admission-", "") for n in namespaces]
-names = {"none": "no policy", "20": "20 rules", "100": "100 rules", "before-20": "20 rules, baseline", "before-100": "100 rules, baseline"}
+names = {"floor": "one constant operation", "none": "no policy", "20": "20 rules", "100": "100 rules", "before-20": "20 rules, baseline", "before-100": "100 rules, baseline"}
 print()
 print(f"Added median latency of a pod create (server dry-run, {runs} interleaved rounds, one kept-alive connection);"
       " in brackets the median itself / p90 in ms")
