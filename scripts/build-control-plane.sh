@@ -8,6 +8,7 @@
 #   scripts/build-control-plane.sh                # control plane and kubectl
 #   scripts/build-control-plane.sh kubectl        # only kubectl
 #   scripts/build-control-plane.sh control-plane  # only the control plane
+#   scripts/build-control-plane.sh argo           # Argo's workflow controller (ARGO_VERSION)
 #
 # Binaries land in $KFSCHED_KUBE_BIN (default .cache/kube-bin). Each part has a stamp
 # (.stamp for the control plane, .stamp-kubectl) made of the pins, the Go version and
@@ -21,13 +22,14 @@ bin=${KFSCHED_KUBE_BIN:-$root/.cache/kube-bin}
 mod=$root/tools/kube-bins
 export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 
-want_cp=0 want_kubectl=0
+want_cp=0 want_kubectl=0 want_argo=0
 for a in "$@"; do
   case $a in
     control-plane) want_cp=1 ;;
     kubectl) want_kubectl=1 ;;
+    argo) want_argo=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "build-control-plane.sh: unknown argument $a (control-plane, kubectl)" >&2; exit 2 ;;
+    *) echo "build-control-plane.sh: unknown argument $a (control-plane, kubectl, argo)" >&2; exit 2 ;;
   esac
 done
 [ $# -gt 0 ] || { want_cp=1; want_kubectl=1; }
@@ -38,6 +40,7 @@ gosum=$(sha256sum "$mod/go.sum" | cut -c1-16)
 goversion=$(go env GOVERSION)
 cp_stamp="$KUBE_VERSION etcd-$ETCD_VERSION kwok-$KWOK_VERSION $goversion $gosum"
 kubectl_stamp="$KUBE_VERSION $goversion $gosum"
+argo_stamp="$ARGO_VERSION $goversion"
 
 # up_to_date FILE STAMP: true when FILE holds STAMP.
 up_to_date() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
@@ -82,6 +85,19 @@ if [ "$want_kubectl" = 1 ]; then
     (cd "$mod" && go build -trimpath -ldflags "$ldf" -o "$bin/kubectl" k8s.io/kubernetes/cmd/kubectl)
     echo "$kubectl_stamp" > "$bin/.stamp-kubectl"
     echo "kubectl built in $(( $(date +%s) - start ))s into $bin"
+  fi
+fi
+if [ "$want_argo" = 1 ]; then
+  if up_to_date "$bin/.stamp-argo" "$argo_stamp" && [ -x "$bin/workflow-controller" ]; then
+    echo "workflow-controller $ARGO_VERSION up to date in $bin"
+  else
+    start=$(date +%s)
+    echo "building Argo's workflow-controller $ARGO_VERSION"
+    # Its own module graph (no replaces): go install @version, from / as kwok.
+    (cd / && GOBIN="$bin" go install -trimpath -ldflags "-s -w" \
+      "github.com/argoproj/argo-workflows/v4/cmd/workflow-controller@$ARGO_VERSION")
+    echo "$argo_stamp" > "$bin/.stamp-argo"
+    echo "workflow-controller built in $(( $(date +%s) - start ))s into $bin"
   fi
 fi
 echo "kube binaries ready in $bin ($(( $(date +%s) - t0 ))s)"

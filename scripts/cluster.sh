@@ -8,6 +8,8 @@
 #   scripts/cluster.sh status   # exit 0 when every recorded process is alive and /readyz is ok
 #   scripts/cluster.sh env      # prints shell exports; eval "$(scripts/cluster.sh env)"
 #   scripts/cluster.sh stop     # kills exactly the PIDs that start recorded; safe to repeat
+#   scripts/cluster.sh argo     # also runs Argo's workflow controller (built by
+#                               # scripts/build-control-plane.sh argo) with its CRDs
 #
 # Environment: KFSCHED_CLUSTER_DIR (run dir, default .cache/cluster),
 # KFSCHED_KUBE_BIN (binaries, default .cache/kube-bin),
@@ -283,7 +285,8 @@ EOF
 
   # kwok: fake kubelet for all nodes. HOME=$RUN so no ~/.kwok/kwok.yaml sneaks in.
   LAUNCH_HOME=$RUN launch kwok "$BIN/kwok" --kubeconfig="$RUN/admin.kubeconfig" \
-    --manage-all-nodes=true --config="$stages" --node-lease-duration-seconds=40 \
+    --manage-all-nodes=true --config="$stages" \
+    --config="$root/scripts/kwok/pod-complete-workflow.yaml" --node-lease-duration-seconds=40 \
     --cidr=10.244.0.0/16 --server-address="127.0.0.1:$KWOK_PORT"
 
   wait_for kube-scheduler "$PID_KUBE_SCHEDULER" "$BIN/kube-scheduler" "scheduler /readyz" \
@@ -401,10 +404,57 @@ status_cluster() {
   return "$rc"
 }
 
+# ---------------------------------------------------------------- argo
+# Argo's workflow controller on the running control plane: its CRDs (from its module
+# in the Go module cache), the namespace argo with the controller's ConfigMap, and the
+# controller itself (an API client: `stop` ends it with the rest). Leader election off,
+# workflows requeued after 1 s instead of 10 s. Its instance ID, kfsched-test, keeps it
+# to the workflows (and their pods) labelled workflows.argoproj.io/controller-instanceid:
+# kfsched-test, away from the pods other tests shape as Argo's. Pods run on kwok nodes and end
+# Succeeded through scripts/kwok/pod-complete-workflow.yaml.
+start_argo() {
+  [ -f "$RUN/env" ] && running || die "the cluster is not running: scripts/cluster.sh start"
+  local ctl=$BIN/workflow-controller kubectl=$BIN/kubectl modcache crds
+  [ -x "$ctl" ] || die "$ctl missing: run scripts/build-control-plane.sh argo"
+  if grep -q '^workflow-controller ' "$PIDS"; then
+    local pid bin
+    read -r _ pid bin < <(grep '^workflow-controller ' "$PIDS")
+    if alive "$pid" "$bin"; then log "workflow-controller already running ($pid)"; return 0; fi
+    sed -i '/^workflow-controller /d' "$PIDS"
+  fi
+  modcache=$(GOWORK=off GOTOOLCHAIN=local go env GOMODCACHE 2>/dev/null || echo "$HOME/go/pkg/mod")
+  crds=$modcache/github.com/argoproj/argo-workflows/v4@$ARGO_VERSION/manifests/base/crds/minimal
+  if [ ! -d "$crds" ]; then
+    (cd / && GOWORK=off GOTOOLCHAIN=local GOFLAGS=-mod=mod go mod download "github.com/argoproj/argo-workflows/v4@$ARGO_VERSION") >&2 || true
+  fi
+  [ -d "$crds" ] || die "Argo's CRDs not found at $crds"
+  local kc=(--kubeconfig "$RUN/admin.kubeconfig")
+  # Server-side: the WorkflowTaskSet CRD is too big for client-side apply's annotation.
+  "$kubectl" "${kc[@]}" apply --server-side --force-conflicts -k "$crds" >/dev/null
+  "$kubectl" "${kc[@]}" wait --for=condition=Established --timeout=60s -f <("$kubectl" kustomize "$crds") >/dev/null
+  "$kubectl" "${kc[@]}" create namespace argo --dry-run=client -o yaml | "$kubectl" "${kc[@]}" apply -f - >/dev/null
+  "$kubectl" "${kc[@]}" -n argo create configmap workflow-controller-configmap \
+    --from-literal=metricsConfig='{enabled: false}' --from-literal=instanceID=kfsched-test \
+    --dry-run=client -o yaml |
+    "$kubectl" "${kc[@]}" apply -f - >/dev/null
+  LEADER_ELECTION_DISABLE=true DEFAULT_REQUEUE_TIME=1s launch workflow-controller "$ctl" \
+    --kubeconfig "$RUN/admin.kubeconfig" -n argo \
+    --executor-image "quay.io/argoproj/argoexec:$ARGO_VERSION"
+  local i
+  for i in $(seq 1 "$TIMEOUT"); do
+    grep -q "Starting Workflow Controller\|Started workflow\|Manager" "$LOGS/workflow-controller.log" 2>/dev/null && break
+    alive "$PID_WORKFLOW_CONTROLLER" "$ctl" || { tail -20 "$LOGS/workflow-controller.log" >&2; die "workflow-controller exited"; }
+    sleep 1
+  done
+  echo "export KFSCHED_PID_ARGO=$PID_WORKFLOW_CONTROLLER" >> "$RUN/env"
+  log "workflow-controller $ARGO_VERSION running ($PID_WORKFLOW_CONTROLLER), logs in $LOGS/workflow-controller.log"
+}
+
 case ${1:-} in
   start)  start_cluster ;;
+  argo)   start_argo ;;
   stop)   stop_cluster ;;
   status) status_cluster ;;
   env)    [ -f "$RUN/env" ] || die "no $RUN/env: cluster not started"; cat "$RUN/env" ;;
-  *) echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|env|argo" >&2; exit 2 ;;
 esac

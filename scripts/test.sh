@@ -35,6 +35,7 @@ RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps -q
 
 step "control plane binaries"
 scripts/build-control-plane.sh
+scripts/build-control-plane.sh argo
 
 step "integration tools"
 scripts/setup-integrations.sh >/dev/null
@@ -54,6 +55,7 @@ export KFSCHED_CLUSTER_DIR=${KFSCHED_CLUSTER_DIR:-$root/.cache/cluster-test}
 scripts/cluster.sh stop >/dev/null 2>&1 || true
 scripts/cluster.sh start
 trap 'scripts/cluster.sh stop' EXIT
+scripts/cluster.sh argo
 eval "$(scripts/cluster.sh env)"
 
 step "tests"

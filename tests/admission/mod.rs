@@ -18,3 +18,4 @@ mod pod_spec_fields;
 mod reading;
 mod robustness;
 mod shape;
+mod workflows;
