@@ -197,3 +197,84 @@ fn argo_runs_a_workflow_whose_selected_step_lands_on_its_pool() {
         scope.cleanup(&yaml).await;
     });
 }
+
+/// One pod as `scripts/e2e.sh` reports it: (workflow without its generated
+/// suffix, Argo node name after the workflow's, pool, rules).
+type Placed = (String, String, Option<String>, Vec<String>);
+
+fn e2e(mode: &str) -> Vec<Placed> {
+    let root = crate::support::root();
+    let out = std::process::Command::new(root.join("scripts/e2e.sh"))
+        .current_dir(&root)
+        .args(["-p", "testdata/e2e/policy.yaml", "--mode", mode])
+        .args([
+            "testdata/e2e/dag-loop-exit.yaml",
+            "testdata/e2e/steps-inline.yaml",
+        ])
+        .output()
+        .expect("scripts/e2e.sh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{mode}: {stdout}\n{stderr}");
+    let mut placed: Vec<Placed> = stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            let wf = v["workflow"].as_str().unwrap_or_default();
+            let node = v["node"].as_str().unwrap_or_default();
+            (
+                wf[..wf.len().saturating_sub(6)].to_string(),
+                node[wf.len().min(node.len())..].to_string(),
+                v["pool"].as_str().map(str::to_string),
+                v["rules"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|r| r.as_str().map(str::to_string))
+                    .collect(),
+            )
+        })
+        .collect();
+    placed.sort();
+    placed
+}
+
+/// `scripts/e2e.sh` with the same workflows (a DAG with a loop, a template
+/// two tasks share and an exit handler; steps with an inline template and a
+/// nested steps template) and a policy of a tainted GPU pool, a tainted
+/// system pool and a general pool: with the export and with the rewritten
+/// files, every pod lands in the same pool, the pool of its rule, and no
+/// pod without a rule on a tainted pool.
+#[test]
+#[ignore = "needs the test control plane with Argo's controller (scripts/test.sh)"]
+fn the_export_and_the_rewrite_put_every_pod_of_real_workflows_on_the_same_pool() {
+    let _shared = crate::node::cluster::shared();
+    let admission = e2e("admission");
+    let rewrite = e2e("rewrite");
+    assert_eq!(admission, rewrite, "the two modes place the pods alike");
+    assert_eq!(admission.len(), 9, "{admission:?}");
+    for (wf, node, pool, rules) in &admission {
+        let want = match rules.as_slice() {
+            [] => "general",
+            [r] if r == "train-on-gpu" => "gpu",
+            [r] if r == "cleanup-on-system" => "system",
+            [r] if r == "report-on-general" => "general",
+            _ => panic!("{wf}{node}: rules {rules:?}"),
+        };
+        assert_eq!(pool.as_deref(), Some(want), "{wf}{node}: {rules:?}");
+    }
+    // The exit handler and both loop iterations are among them.
+    assert!(
+        admission
+            .iter()
+            .any(|(_, n, p, _)| n == ".onExit" && p.as_deref() == Some("system"))
+    );
+    assert_eq!(
+        admission
+            .iter()
+            .filter(|(_, n, _, _)| n.starts_with(".train("))
+            .count(),
+        2
+    );
+}
