@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs workflows through Argo's own workflow controller on the test control plane and says
 # where every pod landed: one JSON line per pod (workflow, Argo node name, template, task
-# path, role, node, the node's pool, or the scheduler's reason when it stays Pending).
+# path, role, node, the node's pool, or the scheduler's reason when it stays Pending), and
+# the pools where `kubectl kfsched check` says the pod's component fits.
 #
 #   scripts/e2e.sh -p POLICY --mode admission FILE...   # export the policy, submit the files as they are
 #   scripts/e2e.sh -p POLICY --mode rewrite FILE...     # rewrite the files, submit the result
@@ -204,6 +205,26 @@ if ps:
         readings = json.loads(r.stdout)["files"][0]["documents"][0]["components"]
     except (ValueError, KeyError, IndexError, TypeError):
         print(f"e2e.sh: explain could not read the pods: {r.stderr.strip()}", file=sys.stderr)
+# What `check` predicts for each component of the files, against this run's nodes.
+snapshot = os.path.join(tmp, "nodes.json")
+with open(snapshot, "w") as f:
+    f.write(k("get", "nodes", "-l", f"kfsched-e2e={run_id}", "-o", "json").stdout)
+r = run([kfsched, "check", "-p", policy_file, "--nodes", snapshot, "-o", "json", *files], check=False)
+try:
+    predictions = json.loads(r.stdout)["components"]
+except (ValueError, KeyError):
+    fail(f"check could not judge the files: {r.stderr.strip()}")
+
+def predicted(wf, template, task):
+    """The pools (None: a node of no pool) where check says the pod's component fits."""
+    base = wf[:-6] if len(wf) > 6 else wf
+    for c in predictions:
+        if base not in (c.get("pipelines") or []):
+            continue
+        if (template and c.get("component") == template) or (not template and task in (c.get("names") or [])):
+            return sorted({nodes.get(n, (None,))[0] or "" for n in c.get("nodes") or []}), c.get("message")
+    return None, None
+
 for i, p in enumerate(ps):
     a = p["metadata"].get("annotations", {})
     wf = p["metadata"].get("labels", {}).get("workflows.argoproj.io/workflow", "")
@@ -222,6 +243,10 @@ for i, p in enumerate(ps):
         "pool": nodes.get(node, (None,))[0] if node else None,
         "admitted": a.get("kfsched.dev/admitted", ""),
     }
+    pools, message = predicted(wf, template, line["taskPath"].split("/")[-1])
+    line["predicted"] = pools
+    if message:
+        line["predictedMessage"] = message
     if not node:
         line["pending"] = next((cond.get("message", "") for cond in p.get("status", {}).get("conditions", [])
                                 if cond.get("type") == "PodScheduled"), "")

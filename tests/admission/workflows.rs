@@ -223,6 +223,13 @@ fn e2e(mode: &str) -> Vec<Placed> {
                 serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
             let wf = v["workflow"].as_str().unwrap_or_default();
             let node = v["node"].as_str().unwrap_or_default();
+            // `check` said it fits where the scheduler put it.
+            let pool = v["pool"].as_str().unwrap_or_default();
+            let predicted = v["predicted"].as_array().cloned().unwrap_or_default();
+            assert!(
+                predicted.iter().any(|p| p.as_str() == Some(pool)),
+                "{mode}: {node} landed in pool {pool:?}, check predicted {predicted:?}: {l}"
+            );
             (
                 wf[..wf.len().saturating_sub(6)].to_string(),
                 node[wf.len().min(node.len())..].to_string(),
@@ -244,8 +251,8 @@ fn e2e(mode: &str) -> Vec<Placed> {
 /// two tasks share and an exit handler; steps with an inline template and a
 /// nested steps template) and a policy of a tainted GPU pool, a tainted
 /// system pool and a general pool: with the export and with the rewritten
-/// files, every pod lands in the same pool, the pool of its rule, and no
-/// pod without a rule on a tainted pool.
+/// files, every pod lands in the same pool, the pool of its rule, where
+/// `check` said it would fit, and no pod without a rule on a tainted pool.
 #[test]
 #[ignore = "needs the test control plane with Argo's controller (scripts/test.sh)"]
 fn the_export_and_the_rewrite_put_every_pod_of_real_workflows_on_the_same_pool() {
