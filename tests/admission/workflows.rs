@@ -210,6 +210,7 @@ fn e2e(mode: &str) -> Vec<Placed> {
         .args([
             "testdata/e2e/dag-loop-exit.yaml",
             "testdata/e2e/steps-inline.yaml",
+            "testdata/e2e/recursion.yaml",
         ])
         .output()
         .expect("scripts/e2e.sh");
@@ -249,7 +250,8 @@ fn e2e(mode: &str) -> Vec<Placed> {
 
 /// `scripts/e2e.sh` with the same workflows (a DAG with a loop, a template
 /// two tasks share and an exit handler; steps with an inline template and a
-/// nested steps template) and a policy of a tainted GPU pool, a tainted
+/// nested steps template; a DAG template that calls itself three levels
+/// deep) and a policy of a tainted GPU pool, a tainted
 /// system pool and a general pool: with the export and with the rewritten
 /// files, every pod lands in the same pool, the pool of its rule, where
 /// `check` said it would fit, and no pod without a rule on a tainted pool.
@@ -260,7 +262,7 @@ fn the_export_and_the_rewrite_put_every_pod_of_real_workflows_on_the_same_pool()
     let admission = e2e("admission");
     let rewrite = e2e("rewrite");
     assert_eq!(admission, rewrite, "the two modes place the pods alike");
-    assert_eq!(admission.len(), 9, "{admission:?}");
+    assert_eq!(admission.len(), 15, "{admission:?}");
     for (wf, node, pool, rules) in &admission {
         let want = match rules.as_slice() {
             [] => "general",
@@ -284,4 +286,8 @@ fn the_export_and_the_rewrite_put_every_pod_of_real_workflows_on_the_same_pool()
             .count(),
         2
     );
+    // The recursion's third level.
+    assert!(admission.iter().any(|(wf, n, p, _)| wf == "recursion"
+        && n == ".graph.deeper.deeper.train-level"
+        && p.as_deref() == Some("gpu")));
 }
