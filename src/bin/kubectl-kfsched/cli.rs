@@ -148,7 +148,7 @@ const EXPORT_ADMISSION_HELP: &str = "Examples:
   # Roll out gently: one namespace, and a pod the policy cannot judge is admitted as it is
   kubectl kfsched export admission --namespace-selector team=ml --failure-policy Ignore
 
-  # Kubernetes 1.34 or 1.35 with the MutatingAdmissionPolicy gate and v1beta1 API on
+  # Kubernetes 1.35 with the MutatingAdmissionPolicy gate and v1beta1 API on
   kubectl kfsched export admission --api-version v1beta1 | kubectl apply -f -
 
 Each rule is reported on stderr: exact, or approximate and why.
@@ -183,7 +183,7 @@ pub struct ExportAdmissionArgs {
     pub strict: StrictFlag,
     #[command(flatten)]
     pub verbose: VerboseFlag,
-    /// The admissionregistration.k8s.io version to write: v1 (Kubernetes 1.36 and later) or v1beta1 (1.34 and 1.35, where the API server serves it with the MutatingAdmissionPolicy feature gate and --runtime-config=admissionregistration.k8s.io/v1beta1=true)
+    /// The admissionregistration.k8s.io version to write: v1 (Kubernetes 1.36 and later) or v1beta1 (1.35, where the API server serves it with the MutatingAdmissionPolicy feature gate and --runtime-config=admissionregistration.k8s.io/v1beta1=true; 1.34 serves it too, but is expected to refuse the pod policy's list functions: see the guide)
     #[arg(long = "api-version", value_enum, default_value_t = ApiVersionArg::V1)]
     pub api_version: ApiVersionArg,
 }
