@@ -908,6 +908,24 @@ impl<'t, 'a> Editor<'t, 'a> {
             ));
         }
         if self.in_flow(parent) {
+            // An implicit null after a `:` that ends its line (`[?\n:\n]`):
+            // the parser takes no value written on that line or the next.
+            if start == end
+                && tree.kind(node) == Kind::Scalar
+                && src[..start]
+                    .trim_end_matches([' ', '\t'])
+                    .trim_end_matches(['\r', '\n'])
+                    .trim_end_matches([' ', '\t'])
+                    .ends_with(':')
+                && src[..start]
+                    .trim_end_matches([' ', '\t'])
+                    .ends_with(['\r', '\n'])
+            {
+                return Err(self.err(
+                    node,
+                    "cannot write a value here: its `:` ends a line inside a flow collection; put the `:` and the value on the key's line",
+                ));
+            }
             // Inside a flow collection (only for hand-written files): flow
             // text in the collection's own format.
             let mut text = FlowFormat::of(tree, parent).text(value, self.indent_at(start));
