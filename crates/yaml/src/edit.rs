@@ -215,7 +215,7 @@ impl<'t, 'a> Editor<'t, 'a> {
     /// checked once.
     pub fn line_inserts_parse(&self) -> bool {
         self.only_line_inserts() && {
-            let distinct: std::collections::HashSet<&str> = self.inserted_texts().collect();
+            let distinct: crate::hash::HashSet<&str> = self.inserted_texts().collect();
             distinct
                 .into_iter()
                 .all(|t| crate::quick::accepts(t) || crate::tree::check_syntax(t))
@@ -924,6 +924,25 @@ impl<'t, 'a> Editor<'t, 'a> {
                 return Err(self.err(
                     node,
                     "cannot write a value here: its `:` ends a line inside a flow collection; put the `:` and the value on the key's line",
+                ));
+            }
+            // A single-pair mapping of a flow sequence with an empty explicit
+            // key whose `:` is on a later line than its `?` (`[?\n:]`): the
+            // parser takes no value after that `:`.
+            if start == end
+                && tree.kind(node) == Kind::Scalar
+                && tree
+                    .parent(parent)
+                    .is_some_and(|gp| tree.kind(gp) == Kind::Seq)
+                && tree.children(parent).next().is_some_and(|key| {
+                    let k = tree.node(key);
+                    key != node && k.kind == Kind::Scalar && k.start == k.end
+                })
+                && src[pn.start as usize..start].contains(['\r', '\n'])
+            {
+                return Err(self.err(
+                    node,
+                    "cannot write a value here: the empty `?` key of this flow sequence entry has its `:` on another line; put the `?`, the `:` and the value on one line",
                 ));
             }
             // Inside a flow collection (only for hand-written files): flow
