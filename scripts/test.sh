@@ -15,9 +15,9 @@
 #   6. cargo test with --include-ignored, so the tests that need 2 to 5 run
 #      (the real-file sweep only with $KFSCHED_SWEEP_KFP, a kubeflow/pipelines
 #      checkout);
-#   7. every fuzz target for KFSCHED_FUZZ_SECONDS (60) on the seed corpus and the
-#      kept regressions (scripts/fuzz.sh, with the control plane stopped): a
-#      crash fails the run and its input is kept under fuzz/regressions/
+#   7. every fuzz target on the seed corpus and the kept regressions, with a fixed
+#      seed and number of runs (scripts/fuzz.sh, with the control plane stopped):
+#      a crash fails the run and its input is kept under fuzz/regressions/
 #      (KFSCHED_FUZZ_SECONDS=0 leaves fuzzing out, for a quick local run).
 # Versions come from versions.env. Builds are cached by version stamps under
 # .cache/: a cold run builds everything (see scripts/README.md for measured

@@ -140,7 +140,7 @@ pub fn expand_args(paths: &[PathBuf]) -> Result<Vec<(Source, usize)>, Vec<Diagno
     // the first name that is not a symlink when there is one: that is
     // the file `-i` writes, and a `diff | patch -p1` refuses symlinks.
     let is_link = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
-    let mut seen: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
+    let mut seen: kfsched_yaml::hash::HashMap<PathBuf, usize> = Default::default();
     let mut kept: Vec<(Source, usize)> = Vec::with_capacity(out.len());
     for (s, arg) in out {
         let Source::File(p) = &s else {

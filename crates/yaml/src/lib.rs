@@ -4,6 +4,7 @@ pub mod block;
 mod decode;
 pub mod edit;
 pub mod emit;
+pub mod hash;
 pub mod patch;
 pub mod quick;
 pub mod skim;

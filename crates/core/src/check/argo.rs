@@ -16,7 +16,7 @@
 //! - `podSpecPatch` (the workflow's, then the template's) is a strategic
 //!   merge patch on the pod spec; one with `{{...}}` is a run-time value.
 
-use std::collections::HashMap;
+use kfsched_yaml::hash::HashMap;
 
 use super::pod::{Container, Pod};
 use super::read::{At, Reader, Shape};
@@ -38,8 +38,8 @@ pub(super) struct Callers {
 impl Callers {
     pub fn of(tree: &Tree, w: &Workflow) -> Callers {
         let mut c = Callers {
-            by_name: HashMap::new(),
-            inline: HashMap::new(),
+            by_name: HashMap::default(),
+            inline: HashMap::default(),
         };
         let Some(templates) = w
             .spec

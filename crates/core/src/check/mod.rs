@@ -24,7 +24,9 @@ mod snapshot;
 mod tests;
 pub mod workload;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use kfsched_yaml::hash::HashMap;
 
 use rayon::prelude::*;
 
@@ -212,7 +214,7 @@ fn judge(mut found: Vec<Found>, nodes: &Nodes, opts: Options, warnings: Vec<Diag
         .iter()
         .map(|f| f.pod.spec_json().to_string())
         .collect();
-    let mut distinct: HashMap<&str, usize> = HashMap::new();
+    let mut distinct: HashMap<&str, usize> = HashMap::default();
     let mut pods: Vec<&Pod> = Vec::new();
     for (f, k) in found.iter().zip(&keys) {
         distinct.entry(k.as_str()).or_insert_with(|| {
@@ -224,7 +226,7 @@ fn judge(mut found: Vec<Found>, nodes: &Nodes, opts: Options, warnings: Vec<Diag
         .par_iter()
         .map(|p| std::sync::Arc::new(evaluate(p, nodes)))
         .collect();
-    let mut warned: HashMap<usize, Vec<String>> = HashMap::new();
+    let mut warned: HashMap<usize, Vec<String>> = HashMap::default();
     let components = found
         .into_iter()
         .zip(&keys)

@@ -270,7 +270,8 @@ pub fn write_json(
     nodes: &Nodes,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
-    let mut rendered: std::collections::HashMap<*const super::Verdict, String> = Default::default();
+    let mut rendered: kfsched_yaml::hash::HashMap<*const super::Verdict, String> =
+        Default::default();
     writeln!(out, "{{\n  \"components\": [")?;
     for (i, c) in report.components.iter().enumerate() {
         let mut j = component_json(c, nodes, false);

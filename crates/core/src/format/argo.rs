@@ -7,7 +7,7 @@
 //! template lacks a field kfsched starts from the workflow's value: the
 //! pod's effective scheduling only ever grows.
 
-use std::collections::HashMap;
+use kfsched_yaml::hash::HashMap;
 
 use super::pod_spec_patch;
 use super::podspec::{metadata_edits, name_edits, pod_field_edits, read_affinity};
@@ -559,7 +559,7 @@ impl Calls {
         let Some(entry) = field_str(tree, spec, "entrypoint") else {
             return calls;
         };
-        let mut by_name: HashMap<&str, NodeId> = HashMap::new();
+        let mut by_name: HashMap<&str, NodeId> = HashMap::default();
         for &t in list {
             if let Some(n) = field_str(tree, t, "name") {
                 by_name.insert(n, t);

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use std::collections::HashMap;
+use kfsched_yaml::hash::HashMap;
 
 use super::{
     Change, Component, Place, Skipped, View, Write, at, at_node, field, field_own, push_unique,

@@ -5,7 +5,7 @@
 //! pools and rules; the Kubernetes field shapes are in `affinity`,
 //! `tolerations`, `metadata` and `selector`.
 
-use std::collections::HashSet;
+use kfsched_yaml::hash::HashSet;
 
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 use serde_json::Value as Json;
@@ -175,7 +175,7 @@ impl Validator {
             .unwrap_or_default();
         let spec = get(j, "spec").cloned().unwrap_or(Json::Null);
         let mut pools = Vec::new();
-        let mut pool_names: HashSet<String> = HashSet::new();
+        let mut pool_names: HashSet<String> = HashSet::default();
         if let Some(list) = get(&spec, "nodePools").and_then(Json::as_array) {
             for (i, p) in list.iter().enumerate() {
                 let path = format!("spec.nodePools[{i}]");
@@ -193,7 +193,7 @@ impl Validator {
             }
         }
         let mut rules = Vec::new();
-        let mut rule_names: HashSet<String> = HashSet::new();
+        let mut rule_names: HashSet<String> = HashSet::default();
         if let Some(list) = get(&spec, "rules").and_then(Json::as_array) {
             for (i, r) in list.iter().enumerate() {
                 let path = format!("spec.rules[{i}]");
@@ -369,7 +369,7 @@ impl Validator {
         let labels = pairs(get(p, "labels"));
         self.labels(&labels, &format!("{path}.labels"));
         let mut taints = Vec::new();
-        let mut seen: HashSet<(String, String)> = HashSet::new();
+        let mut seen: HashSet<(String, String)> = HashSet::default();
         if let Some(list) = get(p, "taints").and_then(Json::as_array) {
             for (i, t) in list.iter().enumerate() {
                 let tp = format!("{path}.taints[{i}]");

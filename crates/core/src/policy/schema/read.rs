@@ -2,7 +2,7 @@
 //! a diagnostic for everything that does not fit and the place of every
 //! path in the file.
 
-use std::collections::HashMap;
+use kfsched_yaml::hash::HashMap;
 
 use serde_json::{Map, Value as Json};
 
@@ -48,8 +48,8 @@ impl<'t, 'a> Reader<'t, 'a> {
             tree,
             file: file.to_string(),
             diags: Vec::new(),
-            locs: HashMap::new(),
-            keys: HashMap::new(),
+            locs: HashMap::default(),
+            keys: HashMap::default(),
         }
     }
 
