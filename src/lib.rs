@@ -14,8 +14,8 @@
 #![forbid(unsafe_code)]
 
 pub use kfsched_core::{
-    admission, check, diag, diff, discover, explain, k8s, krm, outcome, policy, rewrite, starter,
-    suggest,
+    admission, check, diag, diff, discover, explain, format, k8s, krm, outcome, policy, rewrite,
+    starter, suggest,
 };
 
 /// The live `node` commands (taint, label, cordon, drain, pools).

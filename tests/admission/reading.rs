@@ -6,8 +6,11 @@
 //! The CEL's reading is made visible by a policy built from the export's
 //! own variables whose one mutation writes them into an annotation; the
 //! pods are admitted through it (`dryRun=All`) and given to
-//! `explain -o json` as a List.
+//! `explain -o json` as a List. audit's reading of a pod's JSON text
+//! (`pipeline_pod::read_text`) is held equal to the reading of its value on
+//! each admitted pod too.
 
+use kfsched::format::pipeline_pod;
 use serde_json::{Value as Json, json};
 
 use super::harness::{Scope, kubectl_stdin};
@@ -241,6 +244,15 @@ fn the_cel_and_explain_read_every_pod_alike() {
                     .as_str()
                     .unwrap_or("(no reading)");
                 compared += 1;
+                // audit reads listed pods from their text, building only
+                // what the reading looks at: the same reading.
+                let text = serde_json::to_string(&admitted).expect("json");
+                assert_eq!(
+                    pipeline_pod::read_text(&text).expect("the pod's JSON"),
+                    pipeline_pod::read(&admitted),
+                    "{file}: pod {}: reading its text differs from reading its value",
+                    pod["metadata"]["name"]
+                );
                 if cel != mine {
                     failures.push(format!(
                         "{file}: pod {}:\n  CEL:  {cel:?}\n  Rust: {mine:?}",

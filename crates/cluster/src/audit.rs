@@ -133,7 +133,6 @@ pub async fn fetch(
         .collect();
     let mut pod_findings = Vec::new();
     let mut pods_read = 0;
-    let mut token: Option<String> = None;
     let mut pod_pages = 0;
     // Pages as JSON: the pods are read as admission reads JSON, with no
     // typed copy of each.
@@ -141,34 +140,49 @@ pub async fn fetch(
         Some(ns) => format!("/api/v1/namespaces/{ns}/pods"),
         None => "/api/v1/pods".to_string(),
     };
-    loop {
-        let mut lp = ListParams::default().limit(PAGE).labels(WORKFLOW_LABEL);
-        if let Some(t) = &token {
-            lp = lp.continue_token(t);
-        }
-        let req = kube::core::Request::new(&path)
-            .list(&lp)
-            .map_err(|e| Error::Malformed(format!("cannot build the request: {e}")))?;
-        let mut page: Json = clients
-            .main
-            .request::<Json>(req)
+    // The next page is asked for as soon as its continue token is known,
+    // and read while this one is judged on a blocking thread: the server
+    // encodes and the client judges at the same time. At most two pages
+    // are held.
+    let shared = std::sync::Arc::new((policy.clone(), node_pools));
+    let mut pending = Some(tokio::spawn(pod_page(
+        clients.main.clone(),
+        path.clone(),
+        None,
+    )));
+    let mut judging: Option<tokio::task::JoinHandle<Result<Judged, Error>>> = None;
+    while let Some(request) = pending.take() {
+        let (text, token) = request
             .await
-            .map_err(|e| Error::api("cannot list pods", e))?;
-        let items = match page.get_mut("items").map(Json::take) {
-            Some(Json::Array(items)) => items,
-            _ => Vec::new(),
-        };
+            .map_err(|e| Error::Malformed(format!("the pod listing stopped: {e}")))??;
         pod_pages += 1;
-        pods_read += items.len();
-        pod_findings.extend(pods(policy, items, &node_pools));
-        token = page
-            .pointer("/metadata/continue")
-            .and_then(Json::as_str)
-            .filter(|t| !t.is_empty())
-            .map(str::to_string);
-        if token.is_none() {
-            break;
+        if let Some(t) = token {
+            pending = Some(tokio::spawn(pod_page(
+                clients.main.clone(),
+                path.clone(),
+                Some(t),
+            )));
         }
+        if let Some(j) = judging.take() {
+            let (n, found) = j
+                .await
+                .map_err(|e| Error::Malformed(format!("judging the pods stopped: {e}")))??;
+            pods_read += n;
+            pod_findings.extend(found);
+        }
+        // The page is read, judged and dropped on one thread.
+        let shared = shared.clone();
+        judging = Some(tokio::task::spawn_blocking(move || {
+            let items = page_items(&text)?;
+            Ok((items.len(), pods(&shared.0, &items, &shared.1)))
+        }));
+    }
+    if let Some(j) = judging {
+        let (n, found) = j
+            .await
+            .map_err(|e| Error::Malformed(format!("judging the pods stopped: {e}")))??;
+        pods_read += n;
+        pod_findings.extend(found);
     }
     let name = format!("{name_prefix}{}", policy.name);
     let node_name = format!("{name}.nodes");
@@ -218,6 +232,55 @@ pub async fn fetch(
     })
 }
 
+/// How many pods a page held, and what was found about them.
+type Judged = (usize, Vec<Finding>);
+
+/// One page of the pipeline pods at `path`, as the API server's text, and
+/// the continue token of the next, if any.
+async fn pod_page(
+    client: kube::Client,
+    path: String,
+    token: Option<String>,
+) -> Result<(String, Option<String>), Error> {
+    let mut lp = ListParams::default().limit(PAGE).labels(WORKFLOW_LABEL);
+    if let Some(t) = &token {
+        lp = lp.continue_token(t);
+    }
+    let req = kube::core::Request::new(&path)
+        .list(&lp)
+        .map_err(|e| Error::Malformed(format!("cannot build the request: {e}")))?;
+    let text = client
+        .request_text(req)
+        .await
+        .map_err(|e| Error::api("cannot list pods", e))?;
+    // Only the list's metadata: the items are read where they are judged.
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(default)]
+        metadata: ListMeta,
+    }
+    #[derive(serde::Deserialize, Default)]
+    struct ListMeta {
+        #[serde(default, rename = "continue")]
+        token: Option<String>,
+    }
+    let head: Head = serde_json::from_str(&text)
+        .map_err(|e| Error::Malformed(format!("the API server's pod list: {e}")))?;
+    Ok((text, head.metadata.token.filter(|t| !t.is_empty())))
+}
+
+/// The items of a page of pods, each as its JSON text.
+fn page_items(text: &str) -> Result<Vec<&serde_json::value::RawValue>, Error> {
+    #[derive(serde::Deserialize)]
+    struct Items<'a> {
+        #[serde(borrow, default)]
+        items: Option<Vec<&'a serde_json::value::RawValue>>,
+    }
+    let page: Items = serde_json::from_str(text)
+        .map_err(|e| Error::Malformed(format!("the API server's pod list: {e}")))?;
+    Ok(page.items.unwrap_or_default())
+}
+
 /// Everything audit finds, fails first.
 pub fn judge(policy: &Policy, fetched: &Fetched, fresh: &admission::Export) -> Vec<Finding> {
     let mut out = fetched.pod_findings.clone();
@@ -240,13 +303,13 @@ pub fn judge(policy: &Policy, fetched: &Fetched, fresh: &admission::Export) -> V
 /// none, and reading them is most of the work).
 fn pods(
     policy: &Policy,
-    page: Vec<Json>,
+    page: &[&serde_json::value::RawValue],
     node_pools: &BTreeMap<String, Vec<String>>,
 ) -> Vec<Finding> {
     let mut selected: Vec<Json> = Vec::new();
     let mut inputs: Vec<Input> = Vec::new();
-    for mut j in page {
-        let Some(r) = pipeline_pod::read(&j) else {
+    for raw in page {
+        let Ok(Some(r)) = pipeline_pod::read_text(raw.get()) else {
             continue;
         };
         let subject = RuleSubject {
@@ -263,6 +326,10 @@ fn pods(
         {
             continue;
         }
+        // Only the pods some rule selects are read in full.
+        let Ok(mut j) = serde_json::from_str::<Json>(raw.get()) else {
+            continue;
+        };
         // List items carry no type.
         j["apiVersion"] = json!("v1");
         j["kind"] = json!("Pod");

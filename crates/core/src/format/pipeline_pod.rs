@@ -8,6 +8,7 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
+use serde::Deserialize;
 use serde_json::Value as Json;
 
 use crate::matching::PodRole;
@@ -92,6 +93,74 @@ fn json_field(re: &Regex, s: &str, index: usize) -> String {
         .and_then(|m| m.as_str().split('"').nth(index))
         .unwrap_or("")
         .to_string()
+}
+
+/// What [`read`] looks at of a pod: its name, labels and annotations and
+/// its containers' names, commands, arguments and images.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Seen {
+    metadata: SeenMetadata,
+    spec: SeenSpec,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct SeenMetadata {
+    name: Json,
+    labels: Json,
+    annotations: Json,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct SeenSpec {
+    containers: Option<Vec<SeenContainer>>,
+    #[serde(rename = "initContainers")]
+    init_containers: Option<Vec<SeenContainer>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct SeenContainer {
+    name: Json,
+    command: Json,
+    args: Json,
+    image: Json,
+}
+
+impl SeenContainer {
+    fn into_json(self) -> Json {
+        serde_json::json!({"name": self.name, "command": self.command, "args": self.args, "image": self.image})
+    }
+}
+
+/// [`read`] of a pod's JSON text, building only what `read` looks at: a
+/// page of listed pods is mostly managed fields, status and volumes, which
+/// this skips without making values of them. Text that is not a JSON
+/// object of the pod's shape is read in full, so the result is always
+/// `read`'s.
+pub fn read_text(text: &str) -> Result<Option<PodReading>, serde_json::Error> {
+    let Ok(seen) = serde_json::from_str::<Seen>(text) else {
+        return Ok(read(&serde_json::from_str::<Json>(text)?));
+    };
+    let containers = |c: Option<Vec<SeenContainer>>| {
+        c.map_or(Json::Null, |c| {
+            Json::Array(c.into_iter().map(SeenContainer::into_json).collect())
+        })
+    };
+    let pod = serde_json::json!({
+        "metadata": {
+            "name": seen.metadata.name,
+            "labels": seen.metadata.labels,
+            "annotations": seen.metadata.annotations,
+        },
+        "spec": {
+            "containers": containers(seen.spec.containers),
+            "initContainers": containers(seen.spec.init_containers),
+        },
+    });
+    Ok(read(&pod))
 }
 
 /// The pod as admission reads it, or `None` for a pod no workflow made
@@ -287,4 +356,48 @@ pub fn read(pod: &Json) -> Option<PodReading> {
         kind: if kfp_v2 { "PipelineSpec" } else { "Workflow" },
         workflow,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `read_text` reads what `read` reads, whatever the shape.
+    #[test]
+    fn reading_the_text_is_reading_the_value() {
+        let executor = r#"{"metadata": {"name": "p-x7k2p-system-container-impl-1", "namespace": "ns",
+            "labels": {"workflows.argoproj.io/workflow": "p-x7k2p", "pipelines.kubeflow.org/v2_component": "true"},
+            "annotations": {"workflows.argoproj.io/node-name": "p-x7k2p.root.train.executor"},
+            "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}]},
+          "spec": {"initContainers": [{"name": "kfp-launcher", "image": "launcher"}],
+            "containers": [{"name": "main", "image": "python:3.11", "command": ["sh", "-c"],
+              "args": ["--executor_input", "{}", "--function_to_execute", "train"], "env": [{"name": "A"}]},
+              {"name": "wait", "image": "argoexec"}],
+            "volumes": [{"name": "v", "emptyDir": {}}]},
+          "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False"}]}}"#;
+        let driver = r#"{"metadata": {"name": "p-x7k2p-system-container-driver-2",
+            "labels": {"workflows.argoproj.io/workflow": "p-x7k2p", "pipelines.kubeflow.org/v2_component": "true"},
+            "annotations": {"workflows.argoproj.io/node-name": "p-x7k2p.root.train.driver",
+              "pipelines.kubeflow.org/runtime-role": "driver"}},
+          "spec": {"containers": [{"name": "main", "args": ["--type", "CONTAINER", "--task", "{\"taskInfo\":{\"name\":\"train\"}}"]}]}}"#;
+        let kfp_v1 = r#"{"metadata": {"name": "wf-abcde-123", "labels": {"workflows.argoproj.io/workflow": "wf-abcde",
+            "pipelines.kubeflow.org/pipeline-sdk-type": "kfp"},
+            "annotations": {"pipelines.kubeflow.org/component_spec": "{\"name\": \"Train\"}"}},
+          "spec": {"containers": [{"name": "main", "image": "img", "command": null}]}}"#;
+        let odd = [
+            r#"{"metadata": {"labels": {"workflows.argoproj.io/workflow": "w"}}, "spec": {"containers": null}}"#,
+            r#"{"metadata": {"labels": {"workflows.argoproj.io/workflow": "w"}, "name": 5}, "spec": {"containers": [{"name": ["x"]}]}}"#,
+            r#"{"metadata": {"labels": "none"}}"#,
+            r#"{"metadata": {"labels": {"workflows.argoproj.io/workflow": "w"}}, "spec": {"containers": {"name": "main"}}}"#,
+            r#"{"metadata": {"labels": {"workflows.argoproj.io/workflow": "w"}, "labels": {"workflows.argoproj.io/workflow": "v"}}}"#,
+            r#"{}"#,
+            r#"[]"#,
+        ];
+        for text in [executor, driver, kfp_v1].into_iter().chain(odd) {
+            let value: Json = serde_json::from_str(text).unwrap();
+            assert_eq!(read_text(text).unwrap(), read(&value), "{text}");
+        }
+        assert!(read_text(executor).unwrap().is_some());
+        assert!(read_text("{").is_err());
+    }
 }
