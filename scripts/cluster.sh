@@ -15,6 +15,9 @@
 # KFSCHED_KUBE_BIN (binaries, default .cache/kube-bin),
 # KFSCHED_CLUSTER_TIMEOUT (seconds per readiness wait, default 120),
 # KFSCHED_KWOK_STAGES (kwok stage config; default: the module cache's kustomize/stage/fast),
+# KFSCHED_KWOK_LEASE_SECONDS (the node leases kwok renews, default 40 as the kubelet's; a
+# bench with thousands of nodes raises it, or their renewals alone fill two cores; the
+# node lifecycle controller's grace period follows, at least 2m),
 # KFSCHED_APISERVER_PROFILING=true (serve /debug/pprof on the apiserver, for CPU profiles
 # with `go tool pprof`; off by default, as in production).
 set -euo pipefail
@@ -25,6 +28,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 RUN=${KFSCHED_CLUSTER_DIR:-$root/.cache/cluster}
 BIN=${KFSCHED_KUBE_BIN:-$root/.cache/kube-bin}
 TIMEOUT=${KFSCHED_CLUSTER_TIMEOUT:-120}
+LEASE=${KFSCHED_KWOK_LEASE_SECONDS:-40}
+case $LEASE in '' | *[!0-9]* | 0) echo "error: KFSCHED_KWOK_LEASE_SECONDS must be a whole number of seconds above 0, got '$LEASE'" >&2; exit 2 ;; esac
+# A node is late after three lease periods, and never before 2m.
+NODE_GRACE=$((LEASE * 3 > 120 ? LEASE * 3 : 120))s
 PIDS=$RUN/pids            # lines: "<name> <pid> <binary path>"
 LOGS=$RUN/logs
 P=$RUN/pki
@@ -281,12 +288,12 @@ EOF
     --bind-address=127.0.0.1 --secure-port="$KCM_PORT" --cert-dir="$P/kcm-certdir" \
     --root-ca-file="$P/ca.crt" \
     --controllers=serviceaccount-controller,namespace-controller,garbage-collector-controller,replicaset-controller,deployment-controller,statefulset-controller,daemonset-controller,job-controller,disruption-controller,pod-garbage-collector-controller,node-lifecycle-controller,taint-eviction-controller,root-ca-certificate-publisher-controller \
-    --node-monitor-grace-period=2m
+    --node-monitor-grace-period="$NODE_GRACE"
 
   # kwok: fake kubelet for all nodes. HOME=$RUN so no ~/.kwok/kwok.yaml sneaks in.
   LAUNCH_HOME=$RUN launch kwok "$BIN/kwok" --kubeconfig="$RUN/admin.kubeconfig" \
     --manage-all-nodes=true --config="$stages" \
-    --config="$root/scripts/kwok/pod-complete-workflow.yaml" --node-lease-duration-seconds=40 \
+    --config="$root/scripts/kwok/pod-complete-workflow.yaml" --node-lease-duration-seconds="$LEASE" \
     --cidr=10.244.0.0/16 --server-address="127.0.0.1:$KWOK_PORT"
 
   wait_for kube-scheduler "$PID_KUBE_SCHEDULER" "$BIN/kube-scheduler" "scheduler /readyz" \
