@@ -13,8 +13,9 @@
 # (the runs table below, about a minute each here) from a fresh copy of the seed corpus, so
 # the same code gives the same result on every run and a failure points at the change under
 # test (libFuzzer's corpus reload is off, address randomization too, and the library's hash
-# maps have fixed keys in fuzzing builds: kfsched_yaml::hash); KFSCHED_FUZZ_SECONDS (default 60) then only caps a target at ten times that, and the
-# script says so if the cap cut a run short. With KFSCHED_FUZZ_SEED=random libFuzzer picks a
+# maps have fixed keys in fuzzing builds: kfsched_yaml::hash); KFSCHED_FUZZ_SECONDS
+# (default 60) then only caps a target at ten times that, and the script says so if the cap
+# cut a run short. With KFSCHED_FUZZ_SEED=random libFuzzer picks a
 # seed per target (its log names it) and each target runs for KFSCHED_FUZZ_SECONDS on
 # fuzz/corpus/, which grows from run to run.
 #
