@@ -236,6 +236,51 @@ fn audit_reports_what_the_cluster_did_with_the_policy() {
             "fit-outside"
         );
         assert!(reports.iter().any(|r| r["kind"] == "ClusterPolicyReport"));
+        // The reports are what Kyverno's PolicyReport CRDs accept, field for
+        // field (strict validation refuses a field the schema does not have).
+        let crds: String = ["policyreports", "clusterpolicyreports"]
+            .iter()
+            .map(|n| {
+                std::fs::read_to_string(root().join(format!(
+                    "testdata/crds/policyreport/wgpolicyk8s.io_{n}.yaml"
+                )))
+                .expect("the CRD")
+            })
+            .collect::<Vec<_>>()
+            .join("\n---\n");
+        kubectl_stdin(
+            &scope.cluster,
+            &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+            &crds,
+            0,
+        );
+        kubectl_stdin(
+            &scope.cluster,
+            &[
+                "wait",
+                "--for=condition=Established",
+                "--timeout=60s",
+                "crd/policyreports.wgpolicyk8s.io",
+                "crd/clusterpolicyreports.wgpolicyk8s.io",
+            ],
+            "",
+            0,
+        );
+        let applied = kubectl_stdin(
+            &scope.cluster,
+            &[
+                "apply",
+                "--dry-run=server",
+                "--validate=strict",
+                "-o",
+                "name",
+                "-f",
+                "-",
+            ],
+            &r.stdout,
+            0,
+        );
+        assert_eq!(applied.lines().count(), reports.len(), "{applied}");
 
         // Audit wrote nothing.
         assert_eq!(rv(&format!("node/{node}")), node_rv);
