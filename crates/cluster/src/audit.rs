@@ -152,11 +152,11 @@ pub async fn fetch(
     )));
     let mut judging: Option<tokio::task::JoinHandle<Result<Judged, Error>>> = None;
     while let Some(request) = pending.take() {
-        let (text, token) = request
+        let page = request
             .await
             .map_err(|e| Error::Malformed(format!("the pod listing stopped: {e}")))??;
         pod_pages += 1;
-        if let Some(t) = token {
+        if let Some(t) = page.token.clone() {
             pending = Some(tokio::spawn(pod_page(
                 clients.main.clone(),
                 path.clone(),
@@ -173,7 +173,7 @@ pub async fn fetch(
         // The page is read, judged and dropped on one thread.
         let shared = shared.clone();
         judging = Some(tokio::task::spawn_blocking(move || {
-            let items = page_items(&text)?;
+            let items: Vec<&str> = page.items.iter().map(|r| &page.text[r.clone()]).collect();
             Ok((items.len(), pods(&shared.0, &items, &shared.1)))
         }));
     }
@@ -235,13 +235,14 @@ pub async fn fetch(
 /// How many pods a page held, and what was found about them.
 type Judged = (usize, Vec<Finding>);
 
-/// One page of the pipeline pods at `path`, as the API server's text, and
-/// the continue token of the next, if any.
+/// One page of the pipeline pods at `path`: the API server's text, where
+/// each item lies in it, and the continue token of the next page, if any.
+/// The text is scanned once, here; the items are read where they are judged.
 async fn pod_page(
     client: kube::Client,
     path: String,
     token: Option<String>,
-) -> Result<(String, Option<String>), Error> {
+) -> Result<Page, Error> {
     let mut lp = ListParams::default().limit(PAGE).labels(WORKFLOW_LABEL);
     if let Some(t) = &token {
         lp = lp.continue_token(t);
@@ -253,32 +254,40 @@ async fn pod_page(
         .request_text(req)
         .await
         .map_err(|e| Error::api("cannot list pods", e))?;
-    // Only the list's metadata: the items are read where they are judged.
     #[derive(serde::Deserialize)]
-    struct Head {
+    struct List<'a> {
         #[serde(default)]
         metadata: ListMeta,
+        #[serde(borrow, default)]
+        items: Option<Vec<&'a serde_json::value::RawValue>>,
     }
     #[derive(serde::Deserialize, Default)]
     struct ListMeta {
         #[serde(default, rename = "continue")]
         token: Option<String>,
     }
-    let head: Head = serde_json::from_str(&text)
+    let list: List = serde_json::from_str(&text)
         .map_err(|e| Error::Malformed(format!("the API server's pod list: {e}")))?;
-    Ok((text, head.metadata.token.filter(|t| !t.is_empty())))
+    let base = text.as_ptr() as usize;
+    let items = list
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .map(|raw| {
+            let start = raw.get().as_ptr() as usize - base;
+            start..start + raw.get().len()
+        })
+        .collect();
+    let token = list.metadata.token.filter(|t| !t.is_empty());
+    Ok(Page { text, items, token })
 }
 
-/// The items of a page of pods, each as its JSON text.
-fn page_items(text: &str) -> Result<Vec<&serde_json::value::RawValue>, Error> {
-    #[derive(serde::Deserialize)]
-    struct Items<'a> {
-        #[serde(borrow, default)]
-        items: Option<Vec<&'a serde_json::value::RawValue>>,
-    }
-    let page: Items = serde_json::from_str(text)
-        .map_err(|e| Error::Malformed(format!("the API server's pod list: {e}")))?;
-    Ok(page.items.unwrap_or_default())
+/// A page of pods as the API server sent it.
+struct Page {
+    text: String,
+    /// Where each item's JSON lies in `text`.
+    items: Vec<std::ops::Range<usize>>,
+    token: Option<String>,
 }
 
 /// Everything audit finds, fails first.
@@ -303,13 +312,13 @@ pub fn judge(policy: &Policy, fetched: &Fetched, fresh: &admission::Export) -> V
 /// none, and reading them is most of the work).
 fn pods(
     policy: &Policy,
-    page: &[&serde_json::value::RawValue],
+    page: &[&str],
     node_pools: &BTreeMap<String, Vec<String>>,
 ) -> Vec<Finding> {
     let mut selected: Vec<Json> = Vec::new();
     let mut inputs: Vec<Input> = Vec::new();
     for raw in page {
-        let Ok(Some(r)) = pipeline_pod::read_text(raw.get()) else {
+        let Ok(Some(r)) = pipeline_pod::read_text(raw) else {
             continue;
         };
         let subject = RuleSubject {
@@ -327,7 +336,7 @@ fn pods(
             continue;
         }
         // Only the pods some rule selects are read in full.
-        let Ok(mut j) = serde_json::from_str::<Json>(raw.get()) else {
+        let Ok(mut j) = serde_json::from_str::<Json>(raw) else {
             continue;
         };
         // List items carry no type.
