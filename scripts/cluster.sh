@@ -18,6 +18,9 @@
 # KFSCHED_KWOK_LEASE_SECONDS (the node leases kwok renews, default 40 as the kubelet's; a
 # bench with thousands of nodes raises it, or their renewals alone fill two cores; the
 # node lifecycle controller's grace period follows, at least 2m),
+# KFSCHED_ARGO_QPS (the workflow controller's client rate, --qps, with a burst of twice it;
+# default the controller's own 20: a bench of many runs raises it so that the control
+# plane, not the client's throttle, sets the pace),
 # KFSCHED_APISERVER_PROFILING=true (serve /debug/pprof on the apiserver, for CPU profiles
 # with `go tool pprof`; off by default, as in production).
 set -euo pipefail
@@ -444,9 +447,14 @@ start_argo() {
     --from-literal=metricsConfig='{enabled: false}' --from-literal=instanceID=kfsched-test \
     --dry-run=client -o yaml |
     "$kubectl" "${kc[@]}" apply -f - >/dev/null
+  local rate=()
+  if [ -n "${KFSCHED_ARGO_QPS:-}" ]; then
+    case $KFSCHED_ARGO_QPS in *[!0-9]* | 0) die "KFSCHED_ARGO_QPS must be a whole number above 0, got '$KFSCHED_ARGO_QPS'" ;; esac
+    rate=(--qps "$KFSCHED_ARGO_QPS" --burst "$((KFSCHED_ARGO_QPS * 2))")
+  fi
   LEADER_ELECTION_DISABLE=true DEFAULT_REQUEUE_TIME=1s launch workflow-controller "$ctl" \
     --kubeconfig "$RUN/admin.kubeconfig" -n argo \
-    --executor-image "quay.io/argoproj/argoexec:$ARGO_VERSION"
+    --executor-image "quay.io/argoproj/argoexec:$ARGO_VERSION" "${rate[@]}"
   local i
   for i in $(seq 1 "$TIMEOUT"); do
     grep -q "Starting Workflow Controller\|Started workflow\|Manager" "$LOGS/workflow-controller.log" 2>/dev/null && break
