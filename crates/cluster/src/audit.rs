@@ -150,7 +150,7 @@ pub async fn fetch(
         path.clone(),
         None,
     )));
-    let mut judging: Option<tokio::task::JoinHandle<Result<Judged, Error>>> = None;
+    let mut judging: Option<tokio::task::JoinHandle<Judged>> = None;
     while let Some(request) = pending.take() {
         let page = request
             .await
@@ -164,9 +164,7 @@ pub async fn fetch(
             )));
         }
         if let Some(j) = judging.take() {
-            let (n, found) = j
-                .await
-                .map_err(|e| Error::Malformed(format!("judging the pods stopped: {e}")))??;
+            let (n, found) = judged(j).await?;
             pods_read += n;
             pod_findings.extend(found);
         }
@@ -174,13 +172,11 @@ pub async fn fetch(
         let shared = shared.clone();
         judging = Some(tokio::task::spawn_blocking(move || {
             let items: Vec<&str> = page.items.iter().map(|r| &page.text[r.clone()]).collect();
-            Ok((items.len(), pods(&shared.0, &items, &shared.1)))
+            (items.len(), pods(&shared.0, &items, &shared.1))
         }));
     }
     if let Some(j) = judging {
-        let (n, found) = j
-            .await
-            .map_err(|e| Error::Malformed(format!("judging the pods stopped: {e}")))??;
+        let (n, found) = judged(j).await?;
         pods_read += n;
         pod_findings.extend(found);
     }
@@ -234,6 +230,12 @@ pub async fn fetch(
 
 /// How many pods a page held, and what was found about them.
 type Judged = (usize, Vec<Finding>);
+
+/// The findings of a page judged on a blocking thread.
+async fn judged(j: tokio::task::JoinHandle<Judged>) -> Result<Judged, Error> {
+    j.await
+        .map_err(|e| Error::Malformed(format!("judging the pods stopped: {e}")))
+}
 
 /// One page of the pipeline pods at `path`: the API server's text, where
 /// each item lies in it, and the continue token of the next page, if any.
