@@ -134,6 +134,7 @@ async fn one(case: &Case, with_files: bool) -> Tally {
         .buffer_unordered(8)
         .collect()
         .await;
+    let mut stored = Vec::new();
     for (i, r) in results {
         let (b, _) = all[i];
         t.pods += 1;
@@ -148,6 +149,7 @@ async fn one(case: &Case, with_files: bool) -> Tally {
         let selected = admitted["metadata"]["annotations"]
             .get(kfsched::admission::ADMITTED_ANNOTATION)
             .is_some();
+        stored.push(admitted.clone());
         if selected {
             t.selected += 1;
         }
@@ -177,6 +179,12 @@ async fn one(case: &Case, with_files: bool) -> Tally {
                 scheduling(&admitted),
             );
         }
+    }
+    // audit's two readings of a listed pod (protobuf and JSON) agree on
+    // the admitted pods, stored.
+    if with_files {
+        t.failures
+            .extend(super::listing::stored_pods_read_alike(&scope, &stored).await);
     }
     scope.cleanup(&yaml).await;
     t

@@ -13,6 +13,7 @@ mod cost;
 mod drivers;
 mod harness;
 mod kfp;
+mod listing;
 mod nodes;
 mod pod_spec_fields;
 mod reading;

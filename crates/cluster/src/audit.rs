@@ -21,6 +21,7 @@ use kfsched_core::rewrite::process_all;
 
 use super::Error;
 use super::client::Clients;
+use super::listed::{self, Body};
 use super::pools::{self, NodePlan, PoolOptions};
 
 /// Items per list request.
@@ -134,8 +135,8 @@ pub async fn fetch(
     let mut pod_findings = Vec::new();
     let mut pods_read = 0;
     let mut pod_pages = 0;
-    // Pages as JSON: the pods are read as admission reads JSON, with no
-    // typed copy of each.
+    // Pages in protobuf (see `listed`): each pod is read as admission reads
+    // it, and only the fields audit reads are kept.
     let path = match namespace {
         Some(ns) => format!("/api/v1/namespaces/{ns}/pods"),
         None => "/api/v1/pods".to_string(),
@@ -145,11 +146,19 @@ pub async fn fetch(
     // encodes and the client judges at the same time. At most two pages
     // are held.
     let shared = std::sync::Arc::new((policy.clone(), node_pools));
-    let mut pending = Some(tokio::spawn(pod_page(
-        clients.main.clone(),
-        path.clone(),
-        None,
-    )));
+    let list = |token: Option<String>| {
+        let mut lp = ListParams::default().limit(PAGE).labels(WORKFLOW_LABEL);
+        if let Some(t) = &token {
+            lp = lp.continue_token(t);
+        }
+        tokio::spawn(listed::page(
+            clients.main.clone(),
+            path.clone(),
+            lp,
+            listed::ACCEPT,
+        ))
+    };
+    let mut pending = Some(list(None));
     let mut judging: Option<tokio::task::JoinHandle<Judged>> = None;
     while let Some(request) = pending.take() {
         let page = request
@@ -157,11 +166,7 @@ pub async fn fetch(
             .map_err(|e| Error::Malformed(format!("the pod listing stopped: {e}")))??;
         pod_pages += 1;
         if let Some(t) = page.token.clone() {
-            pending = Some(tokio::spawn(pod_page(
-                clients.main.clone(),
-                path.clone(),
-                Some(t),
-            )));
+            pending = Some(list(Some(t)));
         }
         if let Some(j) = judging.take() {
             let (n, found) = judged(j).await?;
@@ -171,8 +176,8 @@ pub async fn fetch(
         // The page is read, judged and dropped on one thread.
         let shared = shared.clone();
         judging = Some(tokio::task::spawn_blocking(move || {
-            let items: Vec<&str> = page.items.iter().map(|r| &page.text[r.clone()]).collect();
-            (items.len(), pods(&shared.0, &items, &shared.1))
+            let (n, selected) = selected(&page.body, &shared.0)?;
+            Ok((n, pods(&shared.0, selected, &shared.1)))
         }));
     }
     if let Some(j) = judging {
@@ -229,67 +234,62 @@ pub async fn fetch(
 }
 
 /// How many pods a page held, and what was found about them.
-type Judged = (usize, Vec<Finding>);
+type Judged = Result<(usize, Vec<Finding>), Error>;
 
 /// The findings of a page judged on a blocking thread.
-async fn judged(j: tokio::task::JoinHandle<Judged>) -> Result<Judged, Error> {
+async fn judged(j: tokio::task::JoinHandle<Judged>) -> Judged {
     j.await
-        .map_err(|e| Error::Malformed(format!("judging the pods stopped: {e}")))
+        .map_err(|e| Error::Malformed(format!("judging the pods stopped: {e}")))?
 }
 
-/// One page of the pipeline pods at `path`: the API server's text, where
-/// each item lies in it, and the continue token of the next page, if any.
-/// The text is scanned once, here; the items are read where they are judged.
-async fn pod_page(
-    client: kube::Client,
-    path: String,
-    token: Option<String>,
-) -> Result<Page, Error> {
-    let mut lp = ListParams::default().limit(PAGE).labels(WORKFLOW_LABEL);
-    if let Some(t) = &token {
-        lp = lp.continue_token(t);
+/// How many pods the page holds, and the pods some rule selects, each
+/// as [`listed::project`] gives it. Each pod is read as admission reads
+/// it and judged by the rules' selectors; only the pods some rule
+/// selects are read further (most pods of a cluster are selected by
+/// none, and reading them is most of the work).
+fn selected(body: &Body, policy: &Policy) -> Result<(usize, Vec<Json>), Error> {
+    let selects = |r: &pipeline_pod::PodReading| {
+        let subject = RuleSubject {
+            names: &r.names,
+            images: &r.images,
+            pipelines: &r.pipelines,
+            kind: r.kind,
+            role: r.role,
+        };
+        policy
+            .rules
+            .iter()
+            .any(|rule| rule.judge(&subject).selected())
+    };
+    let mut out = Vec::new();
+    match body {
+        Body::Protobuf(raw) => {
+            let pods = listed::protobuf_pods(raw)
+                .map_err(|e| Error::Malformed(format!("the API server's pod list: {e}")))?;
+            for p in &pods {
+                let pod = listed::from_protobuf(p);
+                if pipeline_pod::read(&pod).is_some_and(|r| selects(&r)) {
+                    out.push(pod);
+                }
+            }
+            Ok((pods.len(), out))
+        }
+        Body::Json { text, items } => {
+            for r in items {
+                let raw = &text[r.clone()];
+                let Ok(Some(reading)) = pipeline_pod::read_text(raw) else {
+                    continue;
+                };
+                if !selects(&reading) {
+                    continue;
+                }
+                if let Ok(pod) = serde_json::from_str::<Json>(raw) {
+                    out.push(listed::project(&pod));
+                }
+            }
+            Ok((items.len(), out))
+        }
     }
-    let req = kube::core::Request::new(&path)
-        .list(&lp)
-        .map_err(|e| Error::Malformed(format!("cannot build the request: {e}")))?;
-    let text = client
-        .request_text(req)
-        .await
-        .map_err(|e| Error::api("cannot list pods", e))?;
-    #[derive(serde::Deserialize)]
-    struct List<'a> {
-        #[serde(default)]
-        metadata: ListMeta,
-        #[serde(borrow, default)]
-        items: Option<Vec<&'a serde_json::value::RawValue>>,
-    }
-    #[derive(serde::Deserialize, Default)]
-    struct ListMeta {
-        #[serde(default, rename = "continue")]
-        token: Option<String>,
-    }
-    let list: List = serde_json::from_str(&text)
-        .map_err(|e| Error::Malformed(format!("the API server's pod list: {e}")))?;
-    let base = text.as_ptr() as usize;
-    let items = list
-        .items
-        .unwrap_or_default()
-        .into_iter()
-        .map(|raw| {
-            let start = raw.get().as_ptr() as usize - base;
-            start..start + raw.get().len()
-        })
-        .collect();
-    let token = list.metadata.token.filter(|t| !t.is_empty());
-    Ok(Page { text, items, token })
-}
-
-/// A page of pods as the API server sent it.
-struct Page {
-    text: String,
-    /// Where each item's JSON lies in `text`.
-    items: Vec<std::ops::Range<usize>>,
-    token: Option<String>,
 }
 
 /// Everything audit finds, fails first.
@@ -308,48 +308,33 @@ pub fn judge(policy: &Policy, fetched: &Fetched, fresh: &admission::Export) -> V
     out
 }
 
-/// The findings about one page of pods. Each pod is read as admission
-/// reads it and judged by the rules' selectors; only the pods some rule
-/// selects go through the merge (most pods of a cluster are selected by
-/// none, and reading them is most of the work).
+/// The findings about the pods of a page some rule selects, each as
+/// [`listed::project`] gives it: each goes through the merge as a file
+/// would, so that audit agrees with `rewrite`.
 fn pods(
     policy: &Policy,
-    page: &[&str],
+    selected: Vec<Json>,
     node_pools: &BTreeMap<String, Vec<String>>,
 ) -> Vec<Finding> {
-    let mut selected: Vec<Json> = Vec::new();
-    let mut inputs: Vec<Input> = Vec::new();
-    for raw in page {
-        let Ok(Some(r)) = pipeline_pod::read_text(raw) else {
-            continue;
-        };
-        let subject = RuleSubject {
-            names: &r.names,
-            images: &r.images,
-            pipelines: &r.pipelines,
-            kind: r.kind,
-            role: r.role,
-        };
-        if !policy
-            .rules
-            .iter()
-            .any(|rule| rule.judge(&subject).selected())
-        {
-            continue;
-        }
-        // Only the pods some rule selects are read in full.
-        let Ok(mut j) = serde_json::from_str::<Json>(raw) else {
-            continue;
-        };
-        // List items carry no type.
-        j["apiVersion"] = json!("v1");
-        j["kind"] = json!("Pod");
-        inputs.push(Input {
-            file: format!("pod/{}", j["metadata"]["name"].as_str().unwrap_or_default()),
-            bytes: serde_json::to_vec(&j).unwrap_or_default(),
-        });
-        selected.push(j);
-    }
+    let inputs: Vec<Input> = selected
+        .iter()
+        .map(|pod| {
+            let mut j = pod.clone();
+            // List items carry no type; the status is not the merge's.
+            j["apiVersion"] = json!("v1");
+            j["kind"] = json!("Pod");
+            if let Some(o) = j.as_object_mut() {
+                o.remove("status");
+            }
+            Input {
+                file: format!(
+                    "pod/{}",
+                    pod["metadata"]["name"].as_str().unwrap_or_default()
+                ),
+                bytes: serde_json::to_vec(&j).unwrap_or_default(),
+            }
+        })
+        .collect();
     let opts = Options {
         details: true,
         report_errors: true,

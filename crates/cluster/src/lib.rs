@@ -21,6 +21,7 @@ pub mod cordon;
 pub mod drain;
 pub mod edit;
 pub mod label;
+pub mod listed;
 pub mod nodes;
 pub mod pools;
 pub mod taint;
