@@ -64,10 +64,92 @@ pub fn protobuf_page(body: &[u8]) -> Result<(Vec<u8>, Option<String>), String> {
 }
 
 /// The pods of a page that [`protobuf_page`] returned.
-pub fn protobuf_pods(raw: &[u8]) -> Result<Vec<pb::Pod>, String> {
-    pb::PodList::decode(raw)
+pub fn protobuf_pods(raw: &[u8]) -> Result<Vec<Pod>, String> {
+    PodList::decode(raw)
         .map(|l| l.items)
         .map_err(|e| format!("the pod list: {e}"))
+}
+
+// A pod's protobuf as audit decodes it: the fields it reads, with the
+// API's field numbers (k8s.io/api/core/v1/generated.proto, as `k8s-pb`
+// has them); prost skips the rest of each pod (managed fields, volumes,
+// the containers' other fields, most of the status) without decoding it.
+
+#[derive(Clone, PartialEq, Message)]
+struct PodList {
+    #[prost(message, repeated, tag = "2")]
+    items: Vec<Pod>,
+}
+
+/// The fields of a `Pod` audit reads.
+#[derive(Clone, PartialEq, Message)]
+pub struct Pod {
+    #[prost(message, optional, tag = "1")]
+    metadata: Option<Metadata>,
+    #[prost(message, optional, tag = "2")]
+    spec: Option<Spec>,
+    #[prost(message, optional, tag = "3")]
+    status: Option<Status>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct Metadata {
+    #[prost(string, optional, tag = "1")]
+    name: Option<String>,
+    #[prost(string, optional, tag = "3")]
+    namespace: Option<String>,
+    #[prost(string, optional, tag = "5")]
+    uid: Option<String>,
+    #[prost(btree_map = "string, string", tag = "11")]
+    labels: BTreeMap<String, String>,
+    #[prost(btree_map = "string, string", tag = "12")]
+    annotations: BTreeMap<String, String>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct Spec {
+    #[prost(message, repeated, tag = "2")]
+    containers: Vec<Container>,
+    #[prost(btree_map = "string, string", tag = "7")]
+    node_selector: BTreeMap<String, String>,
+    #[prost(string, optional, tag = "10")]
+    node_name: Option<String>,
+    #[prost(message, optional, tag = "18")]
+    affinity: Option<pb::Affinity>,
+    #[prost(string, optional, tag = "19")]
+    scheduler_name: Option<String>,
+    #[prost(message, repeated, tag = "20")]
+    init_containers: Vec<Container>,
+    #[prost(message, repeated, tag = "22")]
+    tolerations: Vec<pb::Toleration>,
+    #[prost(string, optional, tag = "24")]
+    priority_class_name: Option<String>,
+    #[prost(int32, optional, tag = "25")]
+    priority: Option<i32>,
+    #[prost(string, optional, tag = "29")]
+    runtime_class_name: Option<String>,
+    #[prost(string, optional, tag = "31")]
+    preemption_policy: Option<String>,
+    #[prost(message, repeated, tag = "33")]
+    topology_spread_constraints: Vec<pb::TopologySpreadConstraint>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct Container {
+    #[prost(string, optional, tag = "1")]
+    name: Option<String>,
+    #[prost(string, optional, tag = "2")]
+    image: Option<String>,
+    #[prost(string, repeated, tag = "3")]
+    command: Vec<String>,
+    #[prost(string, repeated, tag = "4")]
+    args: Vec<String>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct Status {
+    #[prost(message, repeated, tag = "2")]
+    conditions: Vec<pb::PodCondition>,
 }
 
 /// A `metav1.Status` error in protobuf, as kube's client would have read
@@ -266,7 +348,7 @@ fn copy(from: &Json, to: &mut Map<String, Json>, key: &str) {
 /// leaves out an empty `omitempty` field: each field here is written as the
 /// JSON encoding writes it (`opt`: left out when empty; `req`: always;
 /// pointer fields: when set).
-pub fn from_protobuf(pod: &pb::Pod) -> Json {
+pub fn from_protobuf(pod: &Pod) -> Json {
     let mut out = Map::new();
     let mut m = Map::new();
     if let Some(md) = &pod.metadata {
@@ -364,7 +446,7 @@ fn list<T>(to: &mut Map<String, Json>, key: &str, v: &[T], each: fn(&T) -> Json)
     }
 }
 
-fn containers(cs: &[pb::Container]) -> Json {
+fn containers(cs: &[Container]) -> Json {
     Json::Array(
         cs.iter()
             .map(|c| {
