@@ -12,7 +12,7 @@ use crate::connection::ConnectionArgs;
 use crate::exit::Exit;
 use crate::inputs::read_inputs;
 use crate::offline::{load_policy, print_diags};
-use crate::report::{self, Category, Level};
+use crate::report::{self, Category};
 use kfsched::check::{self, Nodes, Options};
 use kfsched::policy::Policy;
 
@@ -223,59 +223,28 @@ fn nodes(a: &CheckArgs, verbose: bool) -> Result<Nodes, Exit> {
 
 /// Lists the live cluster's nodes (and pods, with `--usage`).
 fn live(a: &CheckArgs, verbose: bool) -> Result<Nodes, Exit> {
-    let copts = a.connection.clone().options().map_err(|e| {
-        report::error(Category::Usage, e);
-        Exit::Usage
-    })?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            report::error(
-                Category::Cluster,
-                format_args!("cannot start the async runtime: {e}"),
-            );
-            Exit::Cluster
-        })?;
     let usage = a.usage;
-    let result = runtime.block_on(async {
-        let clients = kfsched::node::client::connect(&copts).await?;
-        if verbose {
-            report::message(
-                Level::Info,
-                Category::Cluster,
-                format_args!("connecting to {} ({})", clients.server, clients.source),
-            );
-        }
-        let live = kfsched::node::check::fetch(&clients, usage).await?;
-        Ok::<_, kfsched::node::Error>((clients.server.clone(), live))
-    });
-    runtime.shutdown_background();
-    match result {
-        Ok((server, live)) => Ok(Nodes::from_live(
-            &server,
-            &live.nodes,
-            live.pods.as_deref(),
-            live.priority_classes.as_deref().map_err(Clone::clone),
-        )),
-        Err(e) => {
-            // Without a cluster, check still works offline.
-            let offline = match e {
-                kfsched::node::Error::Config(_) => {
-                    "; or judge offline: against a node snapshot (--nodes FILE, from `kubectl get nodes -o yaml`) or the policy's node pools (--pools)"
-                }
-                _ => "",
-            };
-            let exit = crate::exit::of_node_error(&e);
-            let category = if exit == Exit::Cluster {
-                Category::Cluster
-            } else {
-                Category::Usage
-            };
-            report::error(category, format_args!("{e}{offline}"));
-            Err(exit)
-        }
-    }
+    let (server, live) = crate::live::run_hinted(
+        &a.connection,
+        verbose,
+        |clients| async move {
+            let live = kfsched::node::check::fetch(&clients, usage).await?;
+            Ok((clients.server.clone(), live))
+        },
+        // Without a cluster, check still works offline.
+        |e| match e {
+            kfsched::node::Error::Config(_) => {
+                "; or judge offline: against a node snapshot (--nodes FILE, from `kubectl get nodes -o yaml`) or the policy's node pools (--pools)"
+            }
+            _ => "",
+        },
+    )?;
+    Ok(Nodes::from_live(
+        &server,
+        &live.nodes,
+        live.pods.as_deref(),
+        live.priority_classes.as_deref().map_err(Clone::clone),
+    ))
 }
 
 /// `--krm`: a ResourceList on stdin, results added on stdout.

@@ -1,6 +1,6 @@
 //! The live cluster for the commands that read it besides the node
 //! commands: one connection on a current-thread runtime, its errors mapped
-//! to an exit code (`audit`, `explain pod/NAME`).
+//! to an exit code (`audit`, `explain pod/NAME`, `check`).
 
 use std::future::Future;
 
@@ -13,6 +13,21 @@ use crate::report::{self, Category, Level};
 /// Connects with the connection flags (saying where with `-v`) and runs
 /// `work`; a failure is reported and becomes its exit code.
 pub(crate) fn run<T, F, Fut>(connection: &ConnectionArgs, verbose: bool, work: F) -> Result<T, Exit>
+where
+    F: FnOnce(Clients) -> Fut,
+    Fut: Future<Output = Result<T, kfsched::node::Error>>,
+{
+    run_hinted(connection, verbose, work, |_| "")
+}
+
+/// [`run`], with `hint` of a failure added to its report (what else the
+/// command can do).
+pub(crate) fn run_hinted<T, F, Fut>(
+    connection: &ConnectionArgs,
+    verbose: bool,
+    work: F,
+    hint: fn(&kfsched::node::Error) -> &'static str,
+) -> Result<T, Exit>
 where
     F: FnOnce(Clients) -> Fut,
     Fut: Future<Output = Result<T, kfsched::node::Error>>,
@@ -50,7 +65,7 @@ where
         } else {
             Category::Usage
         };
-        report::error(category, e);
+        report::error(category, format_args!("{e}{}", hint(&e)));
         exit
     })
 }

@@ -165,7 +165,7 @@ fn name_ops(rule: &Rule, s: &mut State, c: &mut Chain) -> Vec<String> {
             _ => &mut s.runtime_class_name,
         };
         let differs = format!("{now} != {}", lit(v));
-        c.set(now, &snake(field), lit(v));
+        c.set(now, &crate::k8s::snake_case(field), lit(v));
         let mut op = format!(
             "({differs} ? [{}] : [])",
             cel::put(&format!("/spec/{field}"), &lit(v))
@@ -192,19 +192,6 @@ fn name_ops(rule: &Rule, s: &mut State, c: &mut Chain) -> Vec<String> {
             }
         }
         out.push(op);
-    }
-    out
-}
-
-fn snake(field: &str) -> String {
-    let mut out = String::new();
-    for ch in field.chars() {
-        if ch.is_ascii_uppercase() {
-            out.push('_');
-            out.push(ch.to_ascii_lowercase());
-        } else {
-            out.push(ch);
-        }
     }
     out
 }

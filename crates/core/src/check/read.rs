@@ -46,20 +46,6 @@ pub(super) struct Reader<'t, 'a> {
     pub errors: Vec<Diagnostic>,
 }
 
-/// `snake_case` of a camelCase name (protojson accepts both).
-fn snake(name: &str) -> String {
-    let mut s = String::with_capacity(name.len() + 4);
-    for c in name.chars() {
-        if c.is_ascii_uppercase() {
-            s.push('_');
-            s.push(c.to_ascii_lowercase());
-        } else {
-            s.push(c);
-        }
-    }
-    s
-}
-
 impl<'t, 'a> Reader<'t, 'a> {
     pub fn new(tree: &'t Tree<'a>, file: &'t str) -> Self {
         Reader {
@@ -151,7 +137,7 @@ impl<'t, 'a> Reader<'t, 'a> {
         }
         match shape {
             Shape::Proto if name.chars().any(|c| c.is_ascii_uppercase()) => {
-                self.get(at, &snake(name))
+                self.get(at, &crate::k8s::snake_case(name))
             }
             _ => None,
         }
