@@ -75,17 +75,20 @@ impl Scope {
             .create(&PostParams::default(), &ns)
             .await
             .expect("create the namespace");
-        // Pods need the default service account (the ServiceAccount admission plugin).
-        let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), &id);
-        eventually(
-            "the default service account",
-            Duration::from_secs(60),
-            || {
-                let sa = sa.clone();
-                async move { sa.get_opt("default").await.ok().flatten() }
-            },
-        )
-        .await;
+        // Pods need the default service account (the ServiceAccount
+        // admission plugin), in both namespaces.
+        for ns in [&id, &bare] {
+            let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), ns);
+            eventually(
+                "the default service account",
+                Duration::from_secs(60),
+                || {
+                    let sa = sa.clone();
+                    async move { sa.get_opt("default").await.ok().flatten() }
+                },
+            )
+            .await;
+        }
         Scope {
             namespace: id.clone(),
             bare,

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
+use k8s_openapi::api::core::v1::Pod;
 use kfsched_cluster::listed::{self, Body};
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::{Value as Json, json};
@@ -123,24 +123,10 @@ async fn create(scope: &Scope, namespace: &str, pod: &Json) -> Result<(), String
         .map_err(|e| e.to_string())
 }
 
-async fn service_account(scope: &Scope, namespace: &str) {
-    let sa: Api<ServiceAccount> = Api::namespaced(scope.client.clone(), namespace);
-    eventually(
-        "the default service account",
-        Duration::from_secs(60),
-        || {
-            let sa = sa.clone();
-            async move { sa.get_opt("default").await.ok().flatten() }
-        },
-    )
-    .await;
-}
-
 /// Stores `admitted` (pods as admission returned them) in the scope's
 /// namespace bound to nothing, lists them in JSON and in protobuf, and
 /// returns where the two readings differ.
 pub async fn stored_pods_read_alike(scope: &Scope, admitted: &[Json]) -> Vec<String> {
-    service_account(scope, &scope.bare).await;
     let mut out = Vec::new();
     let mut created = 0;
     for p in admitted {

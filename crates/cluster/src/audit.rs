@@ -316,33 +316,37 @@ fn pods(
     selected: Vec<Json>,
     node_pools: &BTreeMap<String, Vec<String>>,
 ) -> Vec<Finding> {
-    let inputs: Vec<Input> = selected
-        .iter()
-        .map(|pod| {
-            let mut j = pod.clone();
-            // List items carry no type; the status is not the merge's.
-            j["apiVersion"] = json!("v1");
-            j["kind"] = json!("Pod");
-            if let Some(o) = j.as_object_mut() {
-                o.remove("status");
-            }
-            Input {
-                file: format!(
-                    "pod/{}",
-                    pod["metadata"]["name"].as_str().unwrap_or_default()
-                ),
-                bytes: serde_json::to_vec(&j).unwrap_or_default(),
-            }
-        })
-        .collect();
+    // The status is not the merge's: it is kept aside, and the pod goes to
+    // the merge as a file (list items carry no type).
+    let mut statuses = Vec::with_capacity(selected.len());
+    let mut inputs = Vec::with_capacity(selected.len());
+    let mut pods = Vec::with_capacity(selected.len());
+    for mut pod in selected {
+        statuses.push(
+            pod.as_object_mut()
+                .and_then(|o| o.remove("status"))
+                .unwrap_or(Json::Null),
+        );
+        pod["apiVersion"] = json!("v1");
+        pod["kind"] = json!("Pod");
+        inputs.push(Input {
+            file: format!(
+                "pod/{}",
+                pod["metadata"]["name"].as_str().unwrap_or_default()
+            ),
+            bytes: serde_json::to_vec(&pod).unwrap_or_default(),
+        });
+        pods.push(pod);
+    }
     let opts = Options {
         details: true,
         report_errors: true,
         version_suffix: None,
     };
     let mut out = Vec::new();
-    for (pod, result) in selected
+    for ((pod, status), result) in pods
         .into_iter()
+        .zip(statuses)
         .zip(process_all(&inputs, policy, &opts))
     {
         let Ok(o) = result else { continue };
@@ -384,7 +388,7 @@ fn pods(
                 }
             }
         }
-        let pending = pod["status"]["conditions"]
+        let pending = status["conditions"]
             .as_array()
             .and_then(|cs| {
                 cs.iter()

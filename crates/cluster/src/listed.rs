@@ -290,17 +290,7 @@ pub fn project(pod: &Json) -> Json {
     let mut s = Map::new();
     for k in ["containers", "initContainers"] {
         if let Some(cs) = spec[k].as_array() {
-            let cs = cs
-                .iter()
-                .map(|c| {
-                    let mut o = Map::new();
-                    for f in ["name", "image", "command", "args"] {
-                        copy(c, &mut o, f);
-                    }
-                    Json::Object(o)
-                })
-                .collect();
-            s.insert(k.into(), Json::Array(cs));
+            s.insert(k.into(), pick(cs, &["name", "image", "command", "args"]));
         }
     }
     for k in SPEC_FIELDS {
@@ -308,19 +298,26 @@ pub fn project(pod: &Json) -> Json {
     }
     out.insert("spec".into(), Json::Object(s));
     if let Some(cs) = pod["status"]["conditions"].as_array() {
-        let cs = cs
+        let cs = pick(cs, &["type", "status", "reason", "message"]);
+        out.insert("status".into(), json!({ "conditions": cs }));
+    }
+    Json::Object(out)
+}
+
+/// Each object of `items` with only `fields`.
+fn pick(items: &[Json], fields: &[&str]) -> Json {
+    Json::Array(
+        items
             .iter()
-            .map(|c| {
+            .map(|item| {
                 let mut o = Map::new();
-                for f in ["type", "status", "reason", "message"] {
-                    copy(c, &mut o, f);
+                for f in fields {
+                    copy(item, &mut o, f);
                 }
                 Json::Object(o)
             })
-            .collect();
-        out.insert("status".into(), json!({"conditions": Json::Array(cs)}));
-    }
-    Json::Object(out)
+            .collect(),
+    )
 }
 
 /// The pod spec's fields audit reads besides the containers.
